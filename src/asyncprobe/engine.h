@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The engine (engine.c): one run of discovery, driver loading, probing and
+ * linking.  Used by cli.c for a plain run and by init.c as PID 1.
+ */
+#ifndef ASYNCPROBE_ENGINE_H
+#define ASYNCPROBE_ENGINE_H
+
+#include "asyncprobe.h"
+
+struct ap_engine;
+
+/*
+ * Start a run with the settings in ap_cfg.  With concurrency on this
+ * returns as soon as the work is scheduled; sequentially it returns when
+ * everything is done.  Returns 0 or -errno (and logs why).
+ */
+int ap_engine_start(struct ap_engine **ret);
+
+/*
+ * Wait until @relpath exists below the dev dir (a link such as
+ * "disk/by-uuid/...", or a node such as "sda1"), re-checked whenever the
+ * engine publishes something.  Returns 0 when it exists, -ETIMEDOUT after
+ * @timeout_ms (0 = wait until the engine is done, UINT32_MAX = forever),
+ * -ENOENT when the engine is done and it does not exist.
+ */
+int ap_engine_wait_path(struct ap_engine *e, const char *relpath, unsigned int timeout_ms);
+
+/*
+ * Wait for everything, write the outputs (--json, --trace, --plot, the
+ * summary) and return the exit status (AP_EXIT_*).  Worker threads are gone
+ * afterwards (async_quiesce()), so the caller may exec.
+ */
+int ap_engine_finish(struct ap_engine *e);
+
+struct ap_engine *ap_engine_free(struct ap_engine *e);
+
+/* A human-readable account of what was found, for PID 1's diagnosis. */
+void ap_engine_dump_state(struct ap_engine *e, FILE *f);
+
+#endif

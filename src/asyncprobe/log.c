@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Logging: stderr with a program prefix, or /dev/kmsg with a syslog
+ * priority so messages land in the kernel log early in boot.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libudev.h>
+
+#include "asyncprobe.h"
+
+static int log_fd = -1;         /* kmsg fd, or -1 for stderr */
+static int log_max = AP_LOG_NOTICE;
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool in_initramfs(void)
+{
+	return access("/etc/initrd-release", F_OK) == 0 || getpid() == 1;
+}
+
+void ap_log_open(int target, int verbose)
+{
+	log_max = verbose >= 2 ? AP_LOG_DEBUG : verbose == 1 ? AP_LOG_INFO :
+		  verbose < 0 ? AP_LOG_WARNING : AP_LOG_NOTICE;
+	if (target == AP_LOG_AUTO)
+		target = in_initramfs() ? AP_LOG_KMSG : AP_LOG_STDERR;
+	if (target == AP_LOG_KMSG && log_fd < 0) {
+		log_fd = open("/dev/kmsg", O_WRONLY | O_NOCTTY | O_CLOEXEC);
+		/* no /dev/kmsg yet (devtmpfs not mounted): stderr it is */
+	}
+}
+
+void ap_log_close(void)
+{
+	if (log_fd >= 0)
+		close(log_fd);
+	log_fd = -1;
+}
+
+bool ap_log_enabled(int prio)
+{
+	return prio <= log_max;
+}
+
+uint64_t ap_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+void ap_logv(int prio, const char *fmt, va_list ap)
+{
+	char buf[1024];
+	int n, saved = errno;
+
+	if (!ap_log_enabled(prio))
+		return;
+	if (log_fd >= 0) {
+		n = snprintf(buf, sizeof(buf), "<%d>asyncprobe[%d]: ", prio, (int)getpid());
+		vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
+		/* one write per record: kmsg takes a record per write */
+		if (write(log_fd, buf, strlen(buf)) < 0) {
+			/* nothing better to do */
+		}
+	} else {
+		vsnprintf(buf, sizeof(buf), fmt, ap);
+		pthread_mutex_lock(&log_lock);
+		fprintf(stderr, "asyncprobe: %s%s\n",
+			prio <= AP_LOG_ERR ? "error: " : prio == AP_LOG_WARNING ? "warning: " : "",
+			buf);
+		pthread_mutex_unlock(&log_lock);
+	}
+	errno = saved;
+}
+
+void ap_log(int prio, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	ap_logv(prio, fmt, ap);
+	va_end(ap);
+}
+
+void ap_log_dev(int prio, struct udev_device *dev, const char *fmt, ...)
+{
+	char msg[900];
+	va_list ap;
+
+	if (!ap_log_enabled(prio))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ap_log(prio, "%s: %s", dev ? udev_device_get_sysname(dev) : "?", msg);
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Link names (naming.c, identity.c) and the link registry (links.c).
+ * Contract between the engine and the naming code; see asyncprobe(8),
+ * NAMING, and shared/docs/udev-naming.md.
+ */
+#ifndef ASYNCPROBE_NAMES_H
+#define ASYNCPROBE_NAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "async.h"
+
+struct udev_device;
+
+/*
+ * What libblkid said about one block device (probe.c fills it; raw values,
+ * not encoded; NULL where blkid reported nothing).
+ */
+struct ap_fsinfo {
+	char *type;              /* TYPE */
+	char *usage;             /* USAGE: filesystem, raid, crypto, other */
+	char *uuid;              /* UUID */
+	char *uuid_sub;          /* UUID_SUB */
+	char *label;             /* LABEL (raw bytes, may be anything) */
+	char *version;           /* VERSION */
+	char *pttype;            /* PTTYPE: gpt, dos, ... (disks) */
+	char *ptuuid;            /* PTUUID */
+	char *part_entry_scheme; /* PART_ENTRY_SCHEME (partitions) */
+	char *part_entry_uuid;   /* PART_ENTRY_UUID */
+	char *part_entry_name;   /* PART_ENTRY_NAME (GPT) */
+	char *part_entry_type;   /* PART_ENTRY_TYPE */
+	unsigned int part_entry_number;
+	bool ambivalent;         /* conflicting signatures: no fs values */
+	int error;               /* 0, or -errno when probing failed */
+};
+void ap_fsinfo_clear(struct ap_fsinfo *fs);
+
+/* A list of link names relative to the dev dir ("disk/by-id/ata-..."). */
+struct ap_namelist {
+	char **names;
+	size_t n;
+	size_t allocated;
+};
+int ap_namelist_add(struct ap_namelist *l, const char *name);
+void ap_namelist_free(struct ap_namelist *l);
+
+/*
+ * Every persistent name udev (systemd 252, Debian 12 rules) would give
+ * @dev (a block disk or partition), from sysfs, SG_IO identity data and
+ * @fs.  Names that could escape their directory are not returned; they are
+ * reported through the log.  Returns 0 or -errno.
+ */
+int ap_names_for_device(struct udev_device *dev, const struct ap_fsinfo *fs,
+			struct ap_namelist *ret);
+
+/* The link registry: one per dev dir. Thread-safe. */
+struct ap_links;
+
+enum ap_link_action {
+	AP_LINK_CREATED = 0,   /* a new link */
+	AP_LINK_UNCHANGED = 1, /* it was already there, pointing at this device */
+	AP_LINK_REPLACED = 2,  /* it pointed elsewhere (stale, or a partition took it from its disk) */
+	AP_LINK_CONFLICT = 3,  /* an earlier claimant keeps it */
+	AP_LINK_REJECTED = 4,  /* unsafe name, never created */
+	AP_LINK_FAILED = 5,    /* a system call failed */
+};
+
+struct ap_link_event {
+	async_cookie_t cookie;
+	enum ap_link_action action;
+	char *name;            /* relative to the dev dir */
+	char *target;          /* sysname of the device, e.g. "sda1" */
+	char *owner;           /* for CONFLICT: the device that keeps it */
+	int error;             /* for FAILED: -errno */
+};
+
+struct ap_links *ap_links_new(const char *dev_dir, bool dry_run);
+struct ap_links *ap_links_free(struct ap_links *l);
+
+/*
+ * Claim @names for the device @devname (path below the dev dir of its node,
+ * "sda1"), whose whole disk is @parent_devname (NULL for a disk), and create
+ * the links.  The caller has synchronized on @cookie, so claims arrive in
+ * cookie order.  Returns the number of links that could not be created.
+ */
+int ap_links_publish(struct ap_links *l, async_cookie_t cookie, const char *devname,
+		     const char *parent_devname, const struct ap_namelist *names);
+
+/* The creation log, in publication order. */
+size_t ap_links_log_size(struct ap_links *l);
+const struct ap_link_event *ap_links_log_get(struct ap_links *l, size_t i);
+const char *ap_link_action_to_string(enum ap_link_action a);
+
+#endif

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Debian 12 packages needed to build, test and benchmark asyncprobe.
+set -eu
+export DEBIAN_FRONTEND=noninteractive
+pkgs=(
+	# build
+	build-essential autoconf automake libtool pkg-config
+	libudev-dev libblkid-dev libkmod-dev libsystemd-dev
+	# unit tests
+	libcmocka-dev umockdev libumockdev-dev
+	# benchmark peers
+	libuv1-dev libglib2.0-dev
+	# fuzzing
+	clang libclang-rt-14-dev
+	# images and VM tests
+	qemu-system-x86 qemu-utils busybox-static fdisk e2fsprogs dosfstools
+	util-linux cpio zstd xz-utils kmod udev systemd
+	valgrind
+)
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: run as root (apt-get)" >&2
+	exit 1
+fi
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${pkgs[@]}" >/tmp/asyncprobe-apt.log 2>&1 || {
+	tail -30 /tmp/asyncprobe-apt.log >&2
+	exit 1
+}
+echo "install-deps: ${#pkgs[@]} packages present"
