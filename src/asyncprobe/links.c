@@ -342,15 +342,18 @@ static int inspect_leaf(int dfd, const char *leaf, const char *target)
 /*
  * Does the link at @leaf point at a partition of the whole disk @disk?
  * Then a rerun must not flap it to the disk and back: the partition will
- * claim it again (a partition beats its own disk).
+ * claim it again (a partition beats its own disk).  Partitions are named
+ * as the kernel names them: the disk's name, "p" if that ends in a digit,
+ * and the number (sda -> sda1, nvme0n1 -> nvme0n1p1, but not sdaa1).
  */
 static bool points_at_own_partition(int dfd, const char *leaf, const char *disk)
 {
-	char buf[PATH_MAX], path[PATH_MAX * 2];
+	char buf[PATH_MAX];
 	const char *t = buf;
+	size_t dl = strlen(disk);
 	ssize_t n;
 
-	if (strchr(disk, '/'))
+	if (dl == 0)
 		return false;
 	n = readlinkat(dfd, leaf, buf, sizeof(buf) - 1);
 	if (n < 0)
@@ -358,10 +361,20 @@ static bool points_at_own_partition(int dfd, const char *leaf, const char *disk)
 	buf[n] = '\0';
 	while (strncmp(t, "../", 3) == 0)
 		t += 3;
-	if (!*t || strchr(t, '/') || strcmp(t, ".") == 0 || strcmp(t, "..") == 0)
+	if (strncmp(t, disk, dl) != 0)
 		return false;
-	snprintf(path, sizeof(path), "/sys/class/block/%s/%s/partition", disk, t);
-	return access(path, F_OK) == 0;
+	t += dl;
+	if (disk[dl - 1] >= '0' && disk[dl - 1] <= '9') {
+		if (*t != 'p')
+			return false;
+		t++;
+	}
+	if (!*t)
+		return false;
+	for (; *t; t++)
+		if (*t < '0' || *t > '9')
+			return false;
+	return true;
 }
 
 /* Make @name point at @devname.  Returns the action (CREATED, UNCHANGED, REPLACED) or -errno. */
