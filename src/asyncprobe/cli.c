@@ -15,17 +15,6 @@
 #include "engine.h"
 #include "init.h"
 
-struct ap_config ap_cfg;
-
-void ap_config_defaults(struct ap_config *cfg)
-{
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->dev_dir = "/dev";
-	cfg->fastboot = -1;
-	cfg->device_timeout_ms = 10000;
-	cfg->log_target = AP_LOG_AUTO;
-}
-
 static void usage(FILE *f)
 {
 	fputs("Usage: asyncprobe [OPTION]...\n"

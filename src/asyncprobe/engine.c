@@ -72,7 +72,16 @@
 #include "names.h"
 #include "trace.h"
 
-struct ap_engine;
+struct ap_config ap_cfg;
+
+void ap_config_defaults(struct ap_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->dev_dir = "/dev";
+	cfg->fastboot = -1;
+	cfg->device_timeout_ms = 10000;
+	cfg->log_target = AP_LOG_AUTO;
+}
 
 enum node_state {
 	NODE_NEW = 0,       /* registered, not yet scheduled */
@@ -1068,6 +1077,8 @@ int ap_engine_start(struct ap_engine **ret)
 			ap_engine_free(e);
 			return r == -ENOENT ? -ENOENT : r;
 		}
+		if (r < 0)
+			log_warning("drivers cannot be loaded: built-in drivers only (see -b, --modules-dir)");
 		e->modules_on = r >= 0;
 		if (e->mods && e->cmdline && ap_cmdline_get(e->cmdline, "modprobe.blacklist", &bl) && bl) {
 			ap_modules_blacklist(e->mods, bl);

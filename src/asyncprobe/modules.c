@@ -164,8 +164,7 @@ int ap_modules_new(struct ap_modules **ret, const char *basedir, const char *mod
 		goto fail;
 	}
 	if (!dir_exists(m->dir)) {
-		log_warning("no module tree at %s: drivers cannot be loaded, built-in drivers only",
-			    m->dir);
+		log_warning("no module tree at %s", m->dir);
 		r = -ENOENT;
 		goto fail;
 	}
@@ -173,8 +172,8 @@ int ap_modules_new(struct ap_modules **ret, const char *basedir, const char *mod
 	if (access(path, F_OK) < 0) {
 		snprintf(path, sizeof(path), "%s/modules.dep", m->dir);
 		if (access(path, F_OK) < 0) {
-			log_warning("no module index in %s (modules.dep.bin missing; run depmod): "
-				    "drivers cannot be loaded", m->dir);
+			log_warning("no module index in %s (modules.dep.bin missing; run depmod)",
+				    m->dir);
 			r = -ENOENT;
 			goto fail;
 		}
