@@ -15,7 +15,7 @@ pkgs=(
 	# images and VM tests
 	qemu-system-x86 qemu-utils busybox-static fdisk e2fsprogs dosfstools
 	util-linux cpio zstd xz-utils kmod udev systemd
-	valgrind
+	valgrind python3
 )
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps: run as root (apt-get)" >&2
