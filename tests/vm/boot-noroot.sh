@@ -21,7 +21,7 @@ else
 fi
 vm_reached_root "$log"
 vm_ok "$([ $? -ne 0 ]; echo $?)" "no root init ran"
-if vm_after_init "$log" | grep -q "$missing"; then
+if vm_after_init "$log" | grep -v "Kernel command line" | grep -q "$missing"; then
 	vm_ok 0 "the diagnosis names the missing root"
 else
 	vm_after_init "$log" | tail -15 | vm_diag

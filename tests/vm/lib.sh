@@ -197,13 +197,17 @@ vm_mkdisk() {
 }
 
 # Build (once per content) the root fs disk and the data disks into
-# $VM_IMAGES.  The key hashes this file, the root init and busybox.
+# $VM_IMAGES.  The key hashes the disk table, the functions that build
+# the disks, the root init and busybox.
 vm_images() {
 	local key d spec
-	key=$(cat "$VM_LIB_DIR/lib.sh" "$VM_LIB_DIR/rootfs-init.sh" /bin/busybox | sha256sum | cut -c1-16)
+	key=$( (declare -p VM_DISKS; declare -f vm_mkdisk vm_mkfs vm_rootfs_tree;
+		cat "$VM_LIB_DIR/rootfs-init.sh" /bin/busybox) | sha256sum | cut -c1-16)
 	VM_IMAGES=$VM_CACHE/images-$key
 	[ -f "$VM_IMAGES/.done" ] && return 0
 	vm_note "building disk images in $VM_IMAGES"
+	# Images of earlier layouts are not needed any more.
+	rm -rf "$VM_CACHE"/images-*
 	d=$VM_IMAGES.tmp.$$
 	rm -rf "$d" && mkdir -p "$d" || return 1
 	for spec in "${VM_DISKS[@]}"; do
@@ -248,6 +252,8 @@ vm_initrd_asyncprobe() {
 			"$top_builddir/src/asyncprobe-mkinitramfs" --asyncprobe "$prog" \
 			-k "$VM_KVER" -b "$VM_KROOT" -o "$out.tmp" "$@" >&2 || return 1
 		mv "$out.tmp" "$out"
+	else
+		echo "asyncprobe-mkinitramfs: $out: $(stat -c %s "$out") bytes (cached)" >&2
 	fi
 	VM_INITRD_AP=$out
 }
@@ -371,7 +377,14 @@ vm_extract() {
 }
 
 # The part of the console after the kernel handed over to /init.
-vm_after_init() { sed -n '/Run \/init as init process/,$p' "$1"; }
+# (all of it when "quiet" hid the kernel's message).
+vm_after_init() {
+	if grep -q 'Run /init as init process' "$1"; then
+		sed -n '/Run \/init as init process/,$p' "$1"
+	else
+		cat "$1"
+	fi
+}
 
 # ----------------------------------------------------------- expectations
 
