@@ -690,6 +690,26 @@ static void test_usb(void **state)
 				  "disk/by-path/pci-0000:00:14.0-usb-0:2:1.0-scsi-0:0:0:0"));
 }
 
+/* eMMC: mmc-<name>_<serial>; boot areas are disks of their own */
+static void test_mmc(void **state)
+{
+	char *disk, *boot, *part;
+
+	dev_add("pci", "pci0000:00/0000:00:1a.0", NONE, NONE);
+	dev_add("mmc_host", "pci0000:00/0000:00:1a.0/mmc_host/mmc0", NONE, NONE);
+	dev_add("mmc", "pci0000:00/0000:00:1a.0/mmc_host/mmc0/mmc0:0001",
+		L("name", "DG4016", "serial", "0x1a2b3c4d", "type", "MMC"), NONE);
+	disk = dev_add("block", "pci0000:00/0000:00:1a.0/mmc_host/mmc0/mmc0:0001/block/mmcblk0", L("diskseq", "5"),
+		       L("DEVTYPE", "disk", "MAJOR", "179", "MINOR", "0", "DISKSEQ", "5"));
+	boot = dev_add("block", "pci0000:00/0000:00:1a.0/mmc_host/mmc0/mmc0:0001/block/mmcblk0boot1",
+		       L("diskseq", "6"), L("DEVTYPE", "disk", "MAJOR", "179", "MINOR", "16", "DISKSEQ", "6"));
+	part = dev_add("block", "pci0000:00/0000:00:1a.0/mmc_host/mmc0/mmc0:0001/block/mmcblk0/mmcblk0p1",
+		       L("partition", "1"), L("DEVTYPE", "partition", "MAJOR", "179", "MINOR", "1"));
+	check_names(disk, NULL, L("disk/by-id/mmc-DG4016_0x1a2b3c4d", "disk/by-diskseq/5"));
+	check_names(part, NULL, L("disk/by-id/mmc-DG4016_0x1a2b3c4d-part1"));
+	check_names(boot, NULL, L("disk/by-diskseq/6"));
+}
+
 int main(int argc, char **argv)
 {
 	int r;
@@ -705,6 +725,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_loop_and_usage, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_whole_disk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_usb, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mmc, setup, teardown),
 	};
 
 #if defined(__SANITIZE_THREAD__)
