@@ -182,10 +182,10 @@ int ap_ata_parse_sysfs_id(const char *text, uint16_t words[256])
 }
 
 /*
- * IDENTIFY DEVICE through ATA PASS-THROUGH (16): PIO data-in, one block,
- * the length in the sector count.  0 or -errno.
+ * IDENTIFY (PACKET) DEVICE through ATA PASS-THROUGH (16): PIO data-in, one
+ * block, the length in the sector count.  0 or -errno.
  */
-static int ata_identify_sgio(int fd, uint16_t words[256])
+static int ata_identify_sgio(int fd, uint8_t command, uint16_t words[256])
 {
 	uint8_t cdb[16] = {
 		0x85,       /* ATA PASS-THROUGH (16) */
@@ -194,7 +194,7 @@ static int ata_identify_sgio(int fd, uint16_t words[256])
 		0, 0, 0, 1, /* features, sector count = 1 */
 		0, 0, 0, 0, 0, 0,
 		0,          /* device */
-		0xec,       /* IDENTIFY DEVICE */
+		command,    /* 0xec IDENTIFY DEVICE, 0xa1 IDENTIFY PACKET DEVICE */
 		0,
 	};
 	uint8_t buf[512], sense[32];
@@ -799,7 +799,7 @@ static int path_id(struct udev_device *dev, char **ret_path, char **ret_compat)
 /* ----------------------------------------------------------- by-id */
 
 static int ata_identity(struct udev_device *disk, struct udev_device *scsidev, bool node_only,
-			struct ap_identity *id)
+			bool packet, struct ap_identity *id)
 {
 	const char *node = udev_device_get_devnode(disk);
 	uint16_t words[256];
@@ -812,10 +812,10 @@ static int ata_identity(struct udev_device *disk, struct udev_device *scsidev, b
 
 		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISBLK(st.st_mode) &&
 		    st.st_rdev == udev_device_get_devnum(disk)) {
-			if (ata_identify_sgio(fd, words) == 0) {
+			if (ata_identify_sgio(fd, packet ? 0xa1 : 0xec, words) == 0) {
 				id->source = "SG_IO";
 				return ap_ata_identity_from_words(words, &id->serial, &id->wwn);
-			} else {
+			} else if (!packet) {
 				struct hd_driveid hd;
 
 				if (ioctl(fd, HDIO_GET_IDENTITY, &hd) == 0) {
@@ -868,11 +868,11 @@ static int ata_identity(struct udev_device *disk, struct udev_device *scsidev, b
 			}
 		}
 
-		/* 3. the SAT translation in vpd_pg83 */
+		/* 3. the SAT translation in vpd_pg83 (not for ATAPI: libata passes INQUIRY through) */
 		_cleanup_free_ uint8_t *pg = NULL;
 		size_t len;
 
-		if (read_binary_attr(scsidev, "vpd_pg83", &pg, &len) == 0) {
+		if (!packet && read_binary_attr(scsidev, "vpd_pg83", &pg, &len) == 0) {
 			r = ap_ata_identity_from_pg83(pg, len, &id->serial, &id->wwn);
 			if (r != -ENODATA) {
 				id->source = "vpd_pg83 T10";
@@ -1026,8 +1026,18 @@ int ap_identity_for_disk(struct udev_device *disk, struct ap_identity *id)
 		bool usb = udev_device_get_parent_with_subsystem_devtype(disk, "usb", "usb_interface") != NULL;
 		const char *vendor = scsidev ? attr_nonempty(scsidev, "vendor", buf, sizeof(buf)) : NULL;
 
-		if (streq_ptr(vendor, "ATA") && has_prefix(sysname, "sd")) {
-			r = ata_identity(disk, scsidev, false, id);
+		bool atapi = false;
+
+		if (scsidev && has_prefix(sysname, "sr")) {
+			const char *type = udev_device_get_sysattr_value(scsidev, "type");
+			const char *level = udev_device_get_sysattr_value(scsidev, "scsi_level");
+
+			/* ATTRS{type}=="5", ATTRS{scsi_level}=="[6-9]*": ata_id with IDENTIFY PACKET */
+			atapi = type && strtoul(type, NULL, 10) == 5 && level && level[0] >= '6' && level[0] <= '9';
+		}
+		if (streq_ptr(vendor, "ATA") || atapi) {
+			/* ata_id sees peripheral type 5 on an sr: IDENTIFY PACKET DEVICE */
+			r = ata_identity(disk, scsidev, false, has_prefix(sysname, "sr"), id);
 			if (r == -ENOMEM)
 				goto fail;
 			if (r == 0 && !(id->bus = strdup("ata"))) {
@@ -1038,7 +1048,7 @@ int ap_identity_for_disk(struct udev_device *disk, struct ap_identity *id)
 		/* a SATA disk in a fixed USB enclosure: ata_id through the bridge */
 		if (!id->serial && usb && has_prefix(sysname, "sd") &&
 		    streq_ptr(attr_nonempty(disk, "removable", buf, sizeof(buf)), "0")) {
-			r = ata_identity(disk, scsidev, true, id);
+			r = ata_identity(disk, scsidev, true, false, id);
 			if (r == -ENOMEM)
 				goto fail;
 			if (r == 0 && !(id->bus = strdup("ata"))) {
