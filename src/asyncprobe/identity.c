@@ -714,12 +714,40 @@ static struct udev_device *handle_usb(struct udev_device *parent, struct pathbuf
 	return parent;
 }
 
+/*
+ * With native NVMe multipath (Debian 12's default) a namespace lives at
+ * /sys/devices/virtual/nvme-subsystem/nvme-subsysN/nvmeXnY; its path is
+ * that of controller nvmeX, unless that one is virtual too (NVMe-oF).
+ */
+static struct udev_device *nvme_real_parent(struct udev_device *dev, struct udev_device **ret_ref)
+{
+	const char *sysname = udev_device_get_sysname(dev), *devpath;
+	char ctrl[64];
+	size_t n;
+
+	if (!has_prefix(sysname, "nvme"))
+		return NULL;
+	n = 4 + strspn(sysname + 4, "0123456789");
+	if (n >= sizeof(ctrl))
+		return NULL;
+	memcpy(ctrl, sysname, n);
+	ctrl[n] = '\0';
+	*ret_ref = udev_device_new_from_subsystem_sysname(udev_device_get_udev(dev), "nvme", ctrl);
+	if (!*ret_ref)
+		return NULL;
+	devpath = udev_device_get_devpath(*ret_ref);
+	if (!devpath || has_prefix(devpath, "/devices/virtual/"))
+		return NULL;
+	return *ret_ref;
+}
+
 /* path_id: ID_PATH and ID_PATH_ATA_COMPAT of a whole disk, or nothing. */
 static int path_id(struct udev_device *dev, char **ret_path, char **ret_compat)
 {
 	struct pathbuf path = { 0 }, compat = { 0 };
 	bool supported_transport = false, supported_parent = false;
 	struct udev_device *parent = dev;
+	_cleanup_udev_device_ struct udev_device *other_branch = NULL;
 
 	*ret_path = *ret_compat = NULL;
 	while (parent) {
@@ -760,7 +788,7 @@ static int path_id(struct udev_device *dev, char **ret_path, char **ret_compat)
 		} else if (strcmp(subsys, "virtio") == 0) {
 			parent = skip_subsystem(parent, "virtio");
 			supported_transport = true;
-		} else if (strcmp(subsys, "nvme") == 0) {
+		} else if (strcmp(subsys, "nvme") == 0 || strcmp(subsys, "nvme-subsystem") == 0) {
 			char buf[32];
 			const char *nsid = attr_nonempty(dev, "nsid", buf, sizeof(buf));
 
@@ -768,13 +796,15 @@ static int path_id(struct udev_device *dev, char **ret_path, char **ret_compat)
 				path_prepend(&path, "nvme-%s", nsid);
 				if (compat.s)
 					path_prepend(&compat, "nvme-%s", nsid);
-				parent = skip_subsystem(parent, "nvme");
+				if (strcmp(subsys, "nvme-subsystem") == 0) {
+					/* native multipath: continue from the real controller */
+					parent = nvme_real_parent(dev, &other_branch);
+					if (!parent)
+						path.error = -ENXIO;
+				}
 				supported_parent = true;
 				supported_transport = true;
 			}
-		} else if (strcmp(subsys, "nvme-subsystem") == 0) {
-			/* native multipath: not implemented, no link rather than a wrong one */
-			path.error = -EOPNOTSUPP;
 		}
 		if (path.error || compat.error || !parent)
 			break;
@@ -1084,7 +1114,9 @@ int ap_identity_for_disk(struct udev_device *disk, struct ap_identity *id)
 		}
 	}
 
-	if (devpath && !strstr(devpath, "/virtual/")) {
+	/* DEVPATH not under a virtual directory, or SUBSYSTEMS=="nvme-subsystem" */
+	if (devpath && (!strstr(devpath, "/virtual/") ||
+			udev_device_get_parent_with_subsystem_devtype(disk, "nvme-subsystem", NULL))) {
 		r = path_id(disk, &id->path, &id->path_ata_compat);
 		if (r < 0)
 			goto fail;

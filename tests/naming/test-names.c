@@ -602,6 +602,34 @@ static void test_nvme(void **state)
 				 "disk/by-partuuid/5e2ab0c3-02"));
 }
 
+/* native NVMe multipath (Debian 12's default): the namespace is virtual, the path is the controller's */
+static void test_nvme_multipath(void **state)
+{
+	char *disk, *part;
+
+	dev_add("pci", "pci0000:00/0000:00:1d.0", NONE, NONE);
+	dev_add("pci", "pci0000:00/0000:00:1d.0/0000:3d:00.0", NONE, NONE);
+	dev_add("nvme", "pci0000:00/0000:00:1d.0/0000:3d:00.0/nvme/nvme0",
+		L("serial", "S5GXNX0R123456      ", "model", "Samsung SSD 980 PRO 1TB                 "), NONE);
+	dev_add("nvme-subsystem", "virtual/nvme-subsystem/nvme-subsys0",
+		L("serial", "S5GXNX0R123456      ", "model", "Samsung SSD 980 PRO 1TB                 ",
+		  "firmware_rev", "5B2QGXA7"),
+		NONE);
+	disk = dev_add("block", "virtual/nvme-subsystem/nvme-subsys0/nvme0n1",
+		       L("wwid", "eui.0025385b71b0a5c1", "nsid", "1"),
+		       L("DEVTYPE", "disk", "MAJOR", "259", "MINOR", "0"));
+	check_names(disk, NULL, L("disk/by-id/nvme-eui.0025385b71b0a5c1",
+				  "disk/by-id/nvme-Samsung_SSD_980_PRO_1TB_S5GXNX0R123456",
+				  "disk/by-id/nvme-Samsung_SSD_980_PRO_1TB_S5GXNX0R123456_1",
+				  "disk/by-path/pci-0000:3d:00.0-nvme-1"));
+	part = dev_add("block", "virtual/nvme-subsystem/nvme-subsys0/nvme0n1/nvme0n1p1", L("partition", "1"),
+		       L("DEVTYPE", "partition", "MAJOR", "259", "MINOR", "1"));
+	check_names(part, NULL, L("disk/by-id/nvme-eui.0025385b71b0a5c1-part1",
+				  "disk/by-id/nvme-Samsung_SSD_980_PRO_1TB_S5GXNX0R123456-part1",
+				  "disk/by-id/nvme-Samsung_SSD_980_PRO_1TB_S5GXNX0R123456_1-part1",
+				  "disk/by-path/pci-0000:3d:00.0-nvme-1-part1"));
+}
+
 /* NVMe with double spaces and a '/' in the model: each becomes its own '_' (#19309) */
 static void test_nvme_replace(void **state)
 {
@@ -722,6 +750,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_virtio_blk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nvme, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nvme_replace, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nvme_multipath, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_loop_and_usage, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_whole_disk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_usb, setup, teardown),
