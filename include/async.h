@@ -48,18 +48,18 @@ typedef void async_func_t(void *data, async_cookie_t cookie);
  * The fields are private to the library.
  */
 struct async_entry;
+struct async_waiter;
 struct async_domain {
 	struct async_entry *_first;     /* pending or running, cookie order */
 	struct async_entry *_last;
-	struct async_domain *_next;     /* registered domains list */
+	struct async_waiter *_waiters;  /* blocked synchronizers, target order */
 	const char *name;
 	unsigned int registered : 1;
-	unsigned int _linked : 1;
 };
 
 #define ASYNC_DOMAIN_INIT(_name, _registered) \
-	{ ._first = NULL, ._last = NULL, ._next = NULL, .name = #_name, \
-	  .registered = (_registered), ._linked = 0 }
+	{ ._first = NULL, ._last = NULL, ._waiters = NULL, .name = #_name, \
+	  .registered = (_registered) }
 #define ASYNC_DOMAIN(_name) \
 	struct async_domain _name = ASYNC_DOMAIN_INIT(_name, 1)
 #define ASYNC_DOMAIN_EXCLUSIVE(_name) \
