@@ -251,7 +251,7 @@ static void log_msg(async_log_func_t *fn, void *userdata, int priority, const ch
 }
 
 static void trace_at(async_trace_func_t *fn, void *userdata, enum async_trace_type type,
-		     uint64_t time_ns, const struct async_entry *e, async_cookie_t cookie,
+		     uint64_t time_ns, async_func_t *func, void *data, async_cookie_t cookie,
 		     async_cookie_t target, const struct async_domain *domain, bool inline_call)
 {
 	struct async_trace_event ev = {
@@ -260,8 +260,8 @@ static void trace_at(async_trace_func_t *fn, void *userdata, enum async_trace_ty
 		.target = target,
 		.time_ns = time_ns,
 		.domain = domain,
-		.func = e ? e->func : NULL,
-		.data = e ? e->data : NULL,
+		.func = func,
+		.data = data,
 		.worker = tls_worker,
 		.inline_call = inline_call,
 	};
@@ -483,10 +483,10 @@ static void run_call(struct async_entry *e, async_trace_func_t *tfn, void *tud, 
 	if (!tls_depth++ || e->cookie < tls_outer)
 		tls_outer = e->cookie;
 	if (tfn)
-		trace(tfn, tud, ASYNC_TRACE_START, e, e->cookie, 0, e->domain, inline_call);
+		trace(tfn, tud, ASYNC_TRACE_START, e->func, e->data, e->cookie, 0, e->domain, inline_call);
 	e->func(e->data, e->cookie);
 	if (tfn)
-		trace(tfn, tud, ASYNC_TRACE_END, e, e->cookie, 0, e->domain, inline_call);
+		trace(tfn, tud, ASYNC_TRACE_END, e->func, e->data, e->cookie, 0, e->domain, inline_call);
 	if (!--tls_depth)
 		tls_outer = 0;
 	else
@@ -771,7 +771,7 @@ static async_cookie_t schedule(async_func_t *func, void *data, struct async_doma
 	void *tud;
 	async_cookie_t cookie;
 	uint64_t sched_ns = 0;
-	bool start = false;
+	bool start = false, queued;
 
 	async_init_once();
 	chaos_delay();
@@ -793,7 +793,9 @@ static async_cookie_t schedule(async_func_t *func, void *data, struct async_doma
 	e->domain = domain;
 	link_entry(e);
 	stats.scheduled++;
-	if (e->on_heap) {
+	/* Once queued, the entry belongs to the workers: do not touch it below. */
+	queued = e->on_heap;
+	if (queued) {
 		nr_inflight++;
 		queue_push(e);
 		if (nr_workers == nr_idle)
@@ -809,10 +811,10 @@ static async_cookie_t schedule(async_func_t *func, void *data, struct async_doma
 	async_lock_release();
 
 	if (tfn)
-		trace_at(tfn, tud, ASYNC_TRACE_SCHEDULE, sched_ns, e, cookie, 0, domain, !e->on_heap);
+		trace_at(tfn, tud, ASYNC_TRACE_SCHEDULE, sched_ns, func, data, cookie, 0, domain, !queued);
 	if (start)
 		start_worker();
-	if (!e->on_heap) {
+	if (!queued) {
 		run_call(e, tfn, tud, true);
 		async_lock_acquire();
 		complete_entry(e);
@@ -886,8 +888,8 @@ static void synchronize(async_cookie_t target, struct async_domain *domain)
 	if (!first || first->cookie >= target) {
 		async_lock_release();
 		if (tfn) {
-			trace(tfn, tud, ASYNC_TRACE_SYNC_BEGIN, NULL, own, asked, domain, false);
-			trace(tfn, tud, ASYNC_TRACE_SYNC_END, NULL, own, asked, domain, false);
+			trace(tfn, tud, ASYNC_TRACE_SYNC_BEGIN, NULL, NULL, own, asked, domain, false);
+			trace(tfn, tud, ASYNC_TRACE_SYNC_END, NULL, NULL, own, asked, domain, false);
 		}
 		goto out;
 	}
@@ -899,7 +901,7 @@ static void synchronize(async_cookie_t target, struct async_domain *domain)
 	insert_waiter(domain ? &domain->_waiters : &reg_waiters, &w);
 	async_lock_release();
 	if (tfn)
-		trace(tfn, tud, ASYNC_TRACE_SYNC_BEGIN, NULL, own, asked, domain, false);
+		trace(tfn, tud, ASYNC_TRACE_SYNC_BEGIN, NULL, NULL, own, asked, domain, false);
 	async_lock_acquire();
 	while (!w.done) {
 		bool start = false;
@@ -930,7 +932,7 @@ static void synchronize(async_cookie_t target, struct async_domain *domain)
 	async_lock_release();
 	pthread_cond_destroy(&w.cond);
 	if (tfn)
-		trace(tfn, tud, ASYNC_TRACE_SYNC_END, NULL, own, asked, domain, false);
+		trace(tfn, tud, ASYNC_TRACE_SYNC_END, NULL, NULL, own, asked, domain, false);
 out:
 	if (warn) {
 		if (asked == ASYNC_COOKIE_MAX)
