@@ -65,7 +65,12 @@
  * progress, the call runs in the caller before async_schedule() returns.
  * It still takes a cookie and an entry (on the caller's stack) in its
  * domain's list for the time it runs, so the ordering seen by everybody
- * else is identical.
+ * else is identical.  A call scheduled from inside a running call is
+ * queued even beyond max_pending: run inline it would be nested in its
+ * parent, which is still in progress with a lower cookie, and could not
+ * wait for the calls scheduled between the two.  Only allocation failure
+ * runs such a call inline, and its synchronization is then clamped to the
+ * parent's cookie (see below).
  *
  * Workers.  Threads are started on demand, up to max_threads.  A new call
  * wakes one idle worker if there is one (the most recently idle, so the
@@ -777,7 +782,13 @@ static async_cookie_t schedule(async_func_t *func, void *data, struct async_doma
 	chaos_delay();
 
 	async_lock_acquire();
-	if (enabled && nr_inflight < max_pending)
+	/*
+	 * A call scheduled from inside a call is queued even beyond the
+	 * pending bound (and on a worker even when disabled): run inline, it
+	 * would be nested in its still-running parent and could not wait for
+	 * the calls between the two.
+	 */
+	if ((enabled || tls_worker) && (nr_inflight < max_pending || tls_depth))
 		e = entry_alloc();
 	if (e) {
 		e->on_heap = true;
