@@ -104,7 +104,7 @@
 #define ASYNC_DEFAULT_MAX_THREADS 256u
 #define ASYNC_DEFAULT_MAX_PENDING 32768u
 /* No call started for this long while calls wait: add workers. */
-#define ASYNC_STALL_NS 100000ull
+#define ASYNC_STALL_NS 50000ull
 /* An idle worker exits after this long without work. */
 #define ASYNC_LINGER_NS 200000000ull
 /* Free entries kept for reuse. */
@@ -169,6 +169,7 @@ static unsigned int nr_idle;
 static unsigned int spawn_owed;            /* reserved, not yet started */
 static unsigned int nr_starting;           /* reserved, not yet running */
 static unsigned int nr_waking;             /* woken from idle, not yet running */
+static unsigned int wake_owed;             /* idle workers to wake, by woken ones */
 static unsigned int nr_returning;          /* atomic: workers out of a call, waiting for the lock */
 static unsigned int quiescing;
 static uint64_t nr_starts, starts_seen, stall_since;
@@ -197,6 +198,7 @@ static unsigned int chaos_threads;
 /* Per thread. */
 static __thread async_cookie_t tls_outer;       /* outermost call's cookie, 0: none */
 static __thread unsigned int tls_depth;         /* calls running on this thread */
+static __thread struct async_entry *tls_entry;  /* the call running, innermost */
 static __thread unsigned int tls_worker;        /* worker index, 0: not a worker */
 static __thread uint64_t tls_rng;
 static __thread uint64_t tls_rng_generation;
@@ -360,7 +362,7 @@ static void link_entry(struct async_entry *e)
 	if (d->_last)
 		d->_last->dom_next = e;
 	else
-		d->_first = e;
+		__atomic_store_n(&d->_first, e, __ATOMIC_RELEASE);
 	d->_last = e;
 
 	e->on_reg = d->registered;
@@ -396,7 +398,7 @@ static void complete_entry(struct async_entry *e)
 	if (e->dom_prev)
 		e->dom_prev->dom_next = e->dom_next;
 	else
-		d->_first = e->dom_next;
+		__atomic_store_n(&d->_first, e->dom_next, __ATOMIC_RELEASE);
 	if (e->dom_next)
 		e->dom_next->dom_prev = e->dom_prev;
 	else
@@ -483,15 +485,18 @@ static struct async_entry *queue_pop(void)
 static void run_call(struct async_entry *e, async_trace_func_t *tfn, void *tud, bool inline_call)
 {
 	async_cookie_t saved_outer = tls_outer;
+	struct async_entry *saved_entry = tls_entry;
 
 	chaos_delay();
 	if (!tls_depth++ || e->cookie < tls_outer)
 		tls_outer = e->cookie;
+	tls_entry = e;
 	if (tfn)
 		trace(tfn, tud, ASYNC_TRACE_START, e->func, e->data, e->cookie, 0, e->domain, inline_call);
 	e->func(e->data, e->cookie);
 	if (tfn)
 		trace(tfn, tud, ASYNC_TRACE_END, e->func, e->data, e->cookie, 0, e->domain, inline_call);
+	tls_entry = saved_entry;
 	if (!--tls_depth)
 		tls_outer = 0;
 	else
@@ -565,14 +570,20 @@ static bool wake_idle_worker(void)
  */
 static bool add_workers(unsigned int n)
 {
-	while (n && wake_idle_worker())
-		n--;
+	unsigned int wake = n < nr_idle ? n : nr_idle;
+
+	/* Wake one here; it wakes two more, and so on. */
+	if (wake) {
+		wake_idle_worker();
+		wake_owed += wake - 1;
+		n -= wake;
+	}
 	return n ? reserve_workers(n) : false;
 }
 
 /*
  * Look for a stalled queue (see the Theory of Operation) and add workers
- * if it is: as many again as are busy, at least four.  Returns whether the
+ * if it is: twice as many as are busy, at least four.  Returns whether the
  * caller must start one.
  */
 static bool stall_check(void)
@@ -580,7 +591,7 @@ static bool stall_check(void)
 	uint64_t now;
 	unsigned int n, busy;
 
-	if (!nr_queued || nr_starting || nr_waking || nr_workers - nr_idle >= max_threads ||
+	if (!nr_queued || nr_starting || nr_waking || wake_owed || nr_workers - nr_idle >= max_threads ||
 	    __atomic_load_n(&nr_returning, __ATOMIC_RELAXED)) {
 		/* Nothing waits, or workers are about to take it: no stall. */
 		stall_since = 0;
@@ -600,7 +611,7 @@ static bool stall_check(void)
 		return false;
 	stall_since = now;
 	busy = nr_workers - nr_idle;
-	n = busy < 4 ? 4 : busy;
+	n = busy < 2 ? 4 : 2 * busy;
 	if (n > nr_queued)
 		n = nr_queued;
 	return add_workers(n);
@@ -652,7 +663,13 @@ static void *worker_main(void *arg)
 	for (;;) {
 		struct async_entry *e;
 
-		/* 1. Help start the workers that were reserved, two each. */
+		/* 1. Help wake and start the workers that were asked for, two each. */
+		for (unsigned int i = 0; i < 2 && wake_owed; i++) {
+			wake_owed--;
+			wake_idle_worker();
+		}
+		if (!nr_idle)
+			wake_owed = 0;
 		while (spawn_owed && started_here < 2) {
 			spawn_owed--;
 			started_here++;
@@ -881,6 +898,20 @@ static void synchronize(async_cookie_t target, struct async_domain *domain)
 	async_init_once();
 	chaos_delay();
 
+	/*
+	 * Fast path, without the lock: a call synchronizing on (at most) its
+	 * own cookie in its own domain, and already at the head of it.  The
+	 * release store that made it the head orders the earlier calls'
+	 * effects before ours.
+	 */
+	if (tls_depth == 1 && domain && tls_entry->domain == domain &&
+	    target <= tls_entry->cookie &&
+	    __atomic_load_n(&domain->_first, __ATOMIC_ACQUIRE) == tls_entry &&
+	    !__atomic_load_n(&trace_fn, __ATOMIC_RELAXED)) {
+		chaos_delay();
+		return;
+	}
+
 	async_lock_acquire();
 	if (own && target > own) {
 		/* Waiting for the caller itself: wait for what came before it. */
@@ -1086,7 +1117,7 @@ ASYNC_EXPORT void async_chaos_point(void)
 ASYNC_EXPORT void async_set_trace(async_trace_func_t *fn, void *userdata)
 {
 	async_lock_acquire();
-	trace_fn = fn;
+	__atomic_store_n(&trace_fn, fn, __ATOMIC_RELAXED);
 	trace_userdata = userdata;
 	async_lock_release();
 }
