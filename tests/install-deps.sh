@@ -15,7 +15,9 @@ pkgs=(
 	# images and VM tests
 	qemu-system-x86 qemu-utils busybox-static fdisk e2fsprogs dosfstools
 	util-linux cpio zstd xz-utils kmod udev systemd
-	valgrind
+	# udev-parity VM test: Debian's own initrd for the same kernel
+	initramfs-tools
+	valgrind python3
 )
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps: run as root (apt-get)" >&2
