@@ -1305,10 +1305,10 @@ static void boot_attempt(struct ap_bootparams *bp, int argc, char **argv, char *
 
 	r = ap_init_find_init(NEWROOT, bp->init, &init);
 	if (r < 0) {
-		if (asprintf(why, "no init in the root file system on %s: %s%s%s, /sbin/init, "
+		if (asprintf(why, "no init in the root file system on %s: %s%s%s/sbin/init, "
 			     "/etc/init, /bin/init and /bin/sh are missing or not executable",
 			     node, bp->init ? "init=" : "", bp->init ? bp->init : "",
-			     bp->init ? "," : "") < 0)
+			     bp->init ? ", " : "") < 0)
 			*why = NULL;
 		diagnose(bp, e, relpath, *why ? *why : "no init");
 		ap_engine_free(e);
