@@ -1178,7 +1178,10 @@ static char *wait_failure(int r, const struct ap_bootparams *bp, const char *rel
 {
 	char *s = NULL;
 
-	if (r == -ETIMEDOUT)
+	if (r == -ETIMEDOUT && bp->rootwait)
+		r = asprintf(&s, "the root device %s/%s did not appear within %.1f s (rootwait=%u)",
+			     ap_cfg.dev_dir, relpath, waited_ms / 1000.0, bp->rootwait_ms / 1000U);
+	else if (r == -ETIMEDOUT)
 		r = asprintf(&s, "the root device %s/%s did not appear within %.1f s "
 			     "(rootwait waits for ever, asyncprobe.root_timeout=SEC for longer)",
 			     ap_cfg.dev_dir, relpath, waited_ms / 1000.0);
@@ -1189,7 +1192,6 @@ static char *wait_failure(int r, const struct ap_bootparams *bp, const char *rel
 	else
 		r = asprintf(&s, "waiting for the root device %s/%s: %s", ap_cfg.dev_dir, relpath,
 			     strerror(-r));
-	(void)bp;
 	return r < 0 ? NULL : s;
 }
 
