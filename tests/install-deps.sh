@@ -18,6 +18,8 @@ pkgs=(
 	# udev-parity VM test: Debian's own initrd for the same kernel
 	initramfs-tools
 	valgrind python3
+	# lint of the dracut and initramfs-tools scripts (tests/init/scripts.sh)
+	shellcheck
 )
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps: run as root (apt-get)" >&2
