@@ -287,6 +287,18 @@ int main(int argc, char **argv)
 	const char *srcdir = getenv("top_srcdir");
 	char path[4096];
 
+#if defined(__SANITIZE_THREAD__)
+	/*
+	 * umockdev's preload and GLib are not instrumented and trip
+	 * ThreadSanitizer on their own; the threaded engine is covered under
+	 * TSan by the loop-device test.  The pure ordering tests still run.
+	 */
+	test_compare();
+	printf("ok %d - # SKIP umockdev tree under ThreadSanitizer (GLib is not instrumented)\n",
+	       ++test_no);
+	printf("1..%d\n", test_no);
+	return failures ? 1 : 0;
+#endif
 	reexec_with_preload(argv);
 	if (!getenv("LD_PRELOAD") || !strstr(getenv("LD_PRELOAD"), "umockdev-preload")) {
 		printf("1..0 # SKIP libumockdev-preload.so.0 is not preloaded\n");
