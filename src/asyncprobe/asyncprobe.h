@@ -91,6 +91,11 @@ void ap_logv(int prio, const char *fmt, va_list ap) __attribute__((format(printf
 void ap_log_dev(int prio, struct udev_device *dev, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 bool ap_log_enabled(int prio);
+/*
+ * The one-line progress display on stderr (a terminal): @line replaces it,
+ * NULL or "" removes it.  Messages logged meanwhile appear above it.
+ */
+void ap_log_progress(const char *line);
 
 #define log_error(...)   ap_log(AP_LOG_ERR, __VA_ARGS__)
 #define log_warning(...) ap_log(AP_LOG_WARNING, __VA_ARGS__)

@@ -326,6 +326,7 @@ static void drain(struct ap_engine *e)
 static void progress_update(struct ap_engine *e, const struct ap_node *n)
 {
 	unsigned int done, total;
+	char line[200];
 
 	if (!e->progress)
 		return;
@@ -333,21 +334,16 @@ static void progress_update(struct ap_engine *e, const struct ap_node *n)
 	done = e->done;
 	total = (unsigned int)e->n_nodes;
 	pthread_mutex_unlock(&e->lock);
-	pthread_mutex_lock(&e->out_lock);
-	fprintf(stderr, "\r\033[Kasyncprobe: [%u/%u] %s %s", done, total,
-		n->discovery ? "discovery" : ap_kind_to_string(n->kind), node_label(n));
-	fflush(stderr);
-	pthread_mutex_unlock(&e->out_lock);
+	snprintf(line, sizeof(line), "asyncprobe: [%u/%u] %s %s", done, total,
+		 n->discovery ? "discovery" : ap_kind_to_string(n->kind),
+		 n->discovery ? "" : node_label(n));
+	ap_log_progress(line);
 }
 
 static void progress_clear(struct ap_engine *e)
 {
-	if (!e->progress)
-		return;
-	pthread_mutex_lock(&e->out_lock);
-	fputs("\r\033[K", stderr);
-	fflush(stderr);
-	pthread_mutex_unlock(&e->out_lock);
+	if (e->progress)
+		ap_log_progress(NULL);
 }
 
 /* ---------------------------------------------------------------- waits */
