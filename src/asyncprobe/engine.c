@@ -1066,8 +1066,9 @@ int ap_engine_start(struct ap_engine **ret)
 
 	if (!ap_cfg.no_modules) {
 		r = ap_modules_new(&e->mods, ap_cfg.basedir, ap_cfg.modules_dir,
-				   ap_cfg.kernel_version, ap_cfg.dry_run);
-		if (r < 0 && (ap_cfg.basedir || ap_cfg.modules_dir || ap_cfg.kernel_version)) {
+				   ap_cfg.kernel_version, ap_cfg.modprobe_config, ap_cfg.dry_run);
+		if (r < 0 && (ap_cfg.basedir || ap_cfg.modules_dir || ap_cfg.kernel_version ||
+			      ap_cfg.modprobe_config)) {
 			/* an explicit tree that does not work is a configuration error */
 			log_error("module tree unusable: %s", strerror(-r));
 			ap_engine_free(e);
