@@ -92,7 +92,9 @@ struct ap_monitor;
 typedef void ap_monitor_func_t(const char *action, const char *syspath, void *userdata);
 
 int ap_monitor_start(struct ap_monitor **ret, ap_monitor_func_t *fn, void *userdata);
+/* Stop the thread: no callback runs afterwards; waits keep working. */
 void ap_monitor_stop(struct ap_monitor *m);
+void ap_monitor_free(struct ap_monitor *m);
 
 /*
  * Wait until @pred(@data) is true, re-evaluated on every uevent (and once

@@ -152,8 +152,6 @@ struct ap_engine {
 	bool finished;
 };
 
-static __thread struct ap_node *current_node;
-
 static void node_run(void *data, async_cookie_t cookie);
 
 /* -------------------------------------------------------------- helpers */
@@ -457,6 +455,9 @@ out:
 	return ready;
 }
 
+/* How long a controller may take to bind once its module is in. */
+#define AP_BIND_GRACE_MS 1000
+
 static void node_fail(struct ap_node *n, int error, const char *what)
 {
 	if (n->error)
@@ -668,10 +669,18 @@ static void run_controller(struct ap_node *n, struct udev *udev)
 
 	if (!ap_cfg.dry_run) {
 		t0 = ap_now_ns();
-		/* Only wait when something was (or is) there to bind. */
+		/*
+		 * When init_module() returns, the driver has probed the devices
+		 * that exist (the kernel waits for asynchronous probes too,
+		 * unless async_probe was requested), so binding is mostly
+		 * decided; the grace covers a device caught between its "add"
+		 * and its probe.  A driver may also decline a device.
+		 */
 		if (n->driver || any_module_ok(n)) {
-			if (ap_monitor_wait(n->e->mon, pred_driver_bound, &w, timeout) < 0)
-				log_warning("%s: no driver bound after %u ms", n->sysname, timeout);
+			unsigned int grace = timeout < AP_BIND_GRACE_MS ? timeout : AP_BIND_GRACE_MS;
+
+			if (ap_monitor_wait(n->e->mon, pred_driver_bound, &w, grace) < 0)
+				log_info("%s: no driver bound after %u ms", n->sysname, grace);
 		}
 		d = udev_device_new_from_syspath(udev, n->syspath);
 		if (d) {
@@ -817,13 +826,12 @@ static void run_block(struct ap_node *n, struct udev *udev)
 
 static void node_run(void *data, async_cookie_t cookie)
 {
-	struct ap_node *n = data, *saved = current_node;
+	struct ap_node *n = data;
 	struct ap_engine *e = n->e;
 	struct udev *udev;
 	size_t i;
 	char label[300];
 
-	current_node = n;
 	n->cookie = cookie;
 	n->t_start = ap_now_ns();
 	pthread_mutex_lock(&e->lock);
@@ -866,7 +874,6 @@ static void node_run(void *data, async_cookie_t cookie)
 	pthread_mutex_unlock(&e->lock);
 	progress_update(e, n);
 	ap_monitor_kick(e->mon);
-	current_node = saved;
 }
 
 /* -------------------------------------------------------------- hotplug */
@@ -1514,11 +1521,13 @@ int ap_engine_finish(struct ap_engine *e)
 	if (!e)
 		return AP_EXIT_SYSTEM;
 	settle(e, NULL, NULL, 0);
-	async_synchronize_full();
 	pthread_mutex_lock(&e->lock);
-	e->finished = true;
+	e->finished = true;             /* later uevents are ignored */
 	pthread_mutex_unlock(&e->lock);
-	ap_monitor_stop(e->mon);
+	ap_monitor_stop(e->mon);        /* joins: no callback runs after this */
+	settle(e, NULL, NULL, 0);       /* hotplugs that slipped in meanwhile */
+	async_synchronize_full();
+	ap_monitor_free(e->mon);        /* no call waits on it any more */
 	e->mon = NULL;
 	r = async_quiesce();
 	if (r < 0)
@@ -1565,8 +1574,11 @@ struct ap_engine *ap_engine_free(struct ap_engine *e)
 
 	if (!e)
 		return NULL;
-	if (e->mon)
+	if (e->mon) {
 		ap_monitor_stop(e->mon);
+		async_synchronize_full();
+		ap_monitor_free(e->mon);
+	}
 	for (i = 0; i < e->n_nodes; i++)
 		node_free(e->nodes[i]);
 	free(e->nodes);
