@@ -12,11 +12,13 @@
  * sequential boot would use.  Each call:
  *
  *   1. does its slow work (modprobe, wait for child devices bounded by
- *      --device-timeout and driven by uevents, blkid, computing names);
+ *      --device-timeout and driven by uevents, blkid, computing names,
+ *      enumerating its children);
  *   2. calls async_synchronize_cookie(own cookie), which returns once
  *      every call with a lower cookie has completed;
- *   3. publishes: links (ap_links_publish), and, as its very last act,
- *      spawns its children through ap_spawn().
+ *   3. publishes: links (ap_links_publish), the registration of its
+ *      children (a device two parents could claim goes to the lower
+ *      cookie), and, as its very last act, spawns them through ap_spawn().
  *
  * The tree: the discovery call (cookie 1) enumerates every controller in
  * topological order (ap_devpath_compare: PCI address, then host10 after
@@ -118,7 +120,8 @@ struct ap_node {
 	char *error_what;
 	int links_failed;
 
-	struct ap_node **children;      /* collected, spawned after sync */
+	struct ap_found_list found;     /* enumerated before the sync */
+	struct ap_node **children;      /* registered after it, spawned last */
 	size_t n_children;
 
 	uint64_t t_spawn, t_start, t_sync0, t_sync1, t_end;
@@ -192,6 +195,7 @@ static void node_free(struct ap_node *n)
 		ap_modload_clear(&n->loads[i]);
 	free(n->loads);
 	free(n->children);
+	ap_found_list_free(&n->found);
 	free(n);
 }
 
@@ -542,36 +546,49 @@ out:
 }
 
 /*
- * Enumerate the devices @n owns and register the new ones as its children
- * (spawned after the sync).  Registration is immediate so that a late
- * uevent for the same device is not taken for a hotplug.
+ * Enumerate the devices @n owns (slow part; before the sync).  They are
+ * registered as its children only after the sync (adopt_children()), so
+ * when two parents could claim one device (an NVMe multipath head behind
+ * two controllers) the lower cookie wins, in every mode.
  */
 static void collect_children(struct udev *udev, struct ap_node *n)
 {
 	struct ap_engine *e = n->e;
-	struct ap_found_list l = {};
-	size_t i;
 	int r;
 
+	/* From here on a new device below @n is a hotplug (see hotplug_one()). */
 	pthread_mutex_lock(&e->lock);
 	n->state = NODE_COLLECTED;
 	pthread_mutex_unlock(&e->lock);
 
-	r = ap_enumerate(udev, n->syspath, ap_cfg.all_modules, ap_cfg.include_loop, &l);
+	r = ap_enumerate(udev, n->discovery ? NULL : n->syspath, ap_cfg.all_modules,
+			 ap_cfg.include_loop, &n->found);
 	if (r < 0) {
-		log_error("%s: cannot enumerate children: %s", node_label(n), strerror(-r));
+		log_error("%s: cannot enumerate devices: %s", node_label(n), strerror(-r));
+		node_fail(n, r, "enumeration failed");
 		return;
 	}
-	if (n->driver && strcmp(n->driver, "nvme") == 0)
-		collect_nvme_heads(udev, n, &l);
-	ap_found_list_sort(&l);
+	if (n->driver && strcmp(n->driver, "nvme") == 0) {
+		collect_nvme_heads(udev, n, &n->found);
+		ap_found_list_sort(&n->found);
+	}
+}
 
-	n->children = calloc(l.n ? l.n : 1, sizeof(*n->children));
-	if (!n->children)
-		goto out;
+/* After the sync: register what collect_children() found, skipping known devices. */
+static void adopt_children(struct udev *udev, struct ap_node *n)
+{
+	struct ap_engine *e = n->e;
+	size_t i;
+
+	n->children = calloc(n->found.n ? n->found.n : 1, sizeof(*n->children));
+	if (!n->children) {
+		ap_found_list_free(&n->found);
+		return;
+	}
 	pthread_mutex_lock(&e->lock);
-	for (i = 0; i < l.n; i++) {
-		struct ap_node *c = node_register_locked(e, l.v[i].syspath, l.v[i].kind, n);
+	for (i = 0; i < n->found.n; i++) {
+		struct ap_node *c = node_register_locked(e, n->found.v[i].syspath,
+							 n->found.v[i].kind, n);
 
 		if (c)
 			n->children[n->n_children++] = c;
@@ -585,8 +602,7 @@ static void collect_children(struct udev *udev, struct ap_node *n)
 			udev_device_unref(d);
 		}
 	}
-out:
-	ap_found_list_free(&l);
+	ap_found_list_free(&n->found);
 }
 
 /* ------------------------------------------------------------- the calls */
@@ -623,39 +639,8 @@ static bool any_module_ok(const struct ap_node *n)
 
 static void run_discovery(struct ap_node *n, struct udev *udev)
 {
-	struct ap_engine *e = n->e;
-	struct ap_found_list l = {};
-	size_t i;
-	int r;
-
-	r = ap_enumerate(udev, NULL, ap_cfg.all_modules, ap_cfg.include_loop, &l);
-	if (r < 0) {
-		log_error("cannot enumerate devices: %s", strerror(-r));
-		node_fail(n, r, "enumeration failed");
-		return;
-	}
-	n->children = calloc(l.n ? l.n : 1, sizeof(*n->children));
-	if (n->children) {
-		pthread_mutex_lock(&e->lock);
-		for (i = 0; i < l.n; i++) {
-			struct ap_node *c = node_register_locked(e, l.v[i].syspath, l.v[i].kind, n);
-
-			if (c)
-				n->children[n->n_children++] = c;
-		}
-		pthread_mutex_unlock(&e->lock);
-		for (i = 0; i < n->n_children; i++) {
-			struct udev_device *d =
-				udev_device_new_from_syspath(udev, n->children[i]->syspath);
-
-			if (d) {
-				node_describe(n->children[i], d);
-				udev_device_unref(d);
-			}
-		}
-	}
-	log_info("discovery: %zu controllers and unowned devices", n->n_children);
-	ap_found_list_free(&l);
+	collect_children(udev, n);
+	log_info("discovery: %zu controllers and devices without one", n->found.n);
 }
 
 static void run_controller(struct ap_node *n, struct udev *udev)
@@ -832,9 +817,9 @@ static void node_run(void *data, async_cookie_t cookie)
 	size_t i;
 	char label[300];
 
-	n->cookie = cookie;
 	n->t_start = ap_now_ns();
 	pthread_mutex_lock(&e->lock);
+	n->cookie = cookie;
 	n->state = NODE_RUNNING;
 	pthread_mutex_unlock(&e->lock);
 
@@ -858,6 +843,7 @@ static void node_run(void *data, async_cookie_t cookie)
 		/* run_block synchronized before publishing */
 		if (n->t_sync1 == 0)
 			sync_own_cookie(n);
+		adopt_children(udev, n);
 		udev_unref(udev);
 	}
 
@@ -1610,12 +1596,17 @@ void ap_engine_dump_state(struct ap_engine *e, FILE *f)
 
 		if (n->discovery)
 			continue;
-		fprintf(f, "  [%llu] %-10s %-12s %s%s%s%s", (unsigned long long)n->cookie,
-			ap_kind_to_string(n->kind), node_label(n), states[n->state],
-			n->driver ? " driver=" : "", n->driver ? n->driver : "",
-			n->fs.type ? " type=" : "");
+		fprintf(f, "  [%llu] %-10s %-12s %s", (unsigned long long)n->cookie,
+			ap_kind_to_string(n->kind), node_label(n), states[n->state]);
+		/* what a running call is still writing is shown once it is done */
+		if (n->state != NODE_DONE) {
+			fputc('\n', f);
+			continue;
+		}
+		if (n->driver)
+			fprintf(f, " driver=%s", n->driver);
 		if (n->fs.type)
-			fputs(n->fs.type, f);
+			fprintf(f, " type=%s", n->fs.type);
 		for (j = 0; j < n->n_loads; j++)
 			fprintf(f, " %s:%s", n->loads[j].module, ap_modresult_to_string(n->loads[j].result));
 		if (n->error)
