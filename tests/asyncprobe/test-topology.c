@@ -318,6 +318,15 @@ static const char late_disk[] =
 	"E: SUBSYSTEM=block\n"
 	"A: size=2048\n";
 
+/* An unowned disk that appears during the run: scheduled as a hotplug. */
+static const char hot_disk[] =
+	"P: /devices/virtual/block/loop7\n"
+	"N: loop7\n"
+	"E: DEVNAME=/dev/loop7\n"
+	"E: DEVTYPE=disk\n"
+	"E: SUBSYSTEM=block\n"
+	"A: size=2048\n";
+
 static void test_late_disk(void)
 {
 	const char *top = getenv("top_builddir");
@@ -341,11 +350,15 @@ static void test_late_disk(void)
 	if (pid == 0) {
 		setenv("ASYNCPROBE_CMDLINE", "/dev/null", 1);
 		execl(prog, prog, "--no-modules", "--no-links", "-q", "--no-progress",
-		      "--device-timeout=60", "--fastboot", jarg, (char *)NULL);
+		      "--include-loop", "--device-timeout=60", "--fastboot", jarg, (char *)NULL);
 		_exit(127);
 	}
-	/* let it reach the wait; a disk that is there at once is fine too */
-	usleep(300 * 1000);
+	/* let it reach the wait (it waits up to 60 s) */
+	usleep(1000 * 1000);
+	if (!umockdev_testbed_add_from_string(tb, hot_disk, &error))
+		ok(false, "adding the hotplug disk: %s", error ? error->message : "?");
+	umockdev_testbed_uevent(tb, "/sys/devices/virtual/block/loop7", "add");
+	usleep(100 * 1000);
 	if (!umockdev_testbed_add_from_string(tb, late_disk, &error))
 		ok(false, "adding the disk: %s", error ? error->message : "?");
 	umockdev_testbed_uevent(tb, "/sys/devices/pci0000:00/0000:00:07.0/ata5/host5/target5:0:0/5:0:0:0/block/sdz", "add");
@@ -365,10 +378,13 @@ static void test_late_disk(void)
 	}
 	m = stable_manifest(json);
 	ok(m && strstr(m, "\"kind\":\"disk\",\"name\":\"sdz\"") &&
-	   strstr(m, "\"name\":\"sdz\",\"syspath\"") && !strstr(m, "\"hotplug\":true") &&
+	   strstr(m, "/block/sdz\",\"fs\":{},\"hotplug\":false") &&
 	   strstr(m, "\"kind\":\"scsi\",\"name\":\"5:0:0:0\""),
 	   "the late disk is the SCSI device's child, not a hotplug");
-	if (m && !strstr(m, "\"name\":\"sdz\""))
+	ok(m && strstr(m, "\"name\":\"loop7\",\"syspath\":\"/sys/devices/virtual/block/loop7\","
+			   "\"fs\":{},\"hotplug\":true"),
+	   "a disk that appeared during the run, owned by nobody, is scheduled as a hotplug");
+	if (m && (!strstr(m, "\"name\":\"sdz\"") || !strstr(m, "\"hotplug\":true")))
 		printf("# %s\n", m);
 	free(m);
 	unlink(json);
