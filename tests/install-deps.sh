@@ -15,6 +15,8 @@ pkgs=(
 	# images and VM tests
 	qemu-system-x86 qemu-utils busybox-static fdisk e2fsprogs dosfstools
 	util-linux cpio zstd xz-utils kmod udev systemd
+	# udev-parity VM test: Debian's own initrd for the same kernel
+	initramfs-tools
 	valgrind python3
 )
 if [ "$(id -u)" -ne 0 ]; then
