@@ -247,7 +247,6 @@ vm_initrd_asyncprobe() {
 		echo "$VM_KVER" "$*") | sha256sum | cut -c1-16)
 	out=$top_builddir/tests/vm/initrd-ap-$key.img
 	if [ ! -f "$out" ]; then
-		rm -f "$top_builddir"/tests/vm/initrd-ap-*.img
 		"$top_builddir/libtool" --mode=execute \
 			"$top_builddir/src/asyncprobe-mkinitramfs" --asyncprobe "$prog" \
 			-k "$VM_KVER" -b "$VM_KROOT" -o "$out.tmp" "$@" >&2 || return 1
