@@ -45,6 +45,7 @@ struct ap_config {
 	const char *dev_dir;            /* "/dev" */
 	const char *basedir;            /* -b: root holding lib/modules/KVER, NULL = / */
 	const char *modules_dir;        /* --modules-dir: explicit lib/modules/KVER */
+	const char *kernel_version;     /* -S: KVER below BASEDIR, NULL = running kernel */
 	int fastboot;                   /* -1 unset (kernel command line decides), 0, 1 */
 	bool dry_run;
 	bool all_modules;
