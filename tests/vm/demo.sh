@@ -76,12 +76,16 @@ echo "qemu-system-x86_64 -accel tcg -kernel vmlinuz-$VM_KVER -append \"$cmdline\
 vm_boot demo "$VM_INITRD_AP" "$cmdline" 180 2>/dev/null
 log=$VM_OUT/demo.log
 
-step "asyncprobe's log (/run/asyncprobe/log in the booted system)"
-if vm_extract "$log" log "$out/log"; then
-	cat "$out/log"
+step "asyncprobe's log (kernel log of the booted system)"
+if grep -q '^@@AP kmsg' "$log"; then
+	sed -n 's/^@@AP kmsg //p' "$log" | tee "$out/log"
 else
-	echo "(the booted system has no /run/asyncprobe/log; console after /init:)"
+	echo "(no asyncprobe lines in the kernel log; console after /init:)"
 	vm_after_init "$log" | grep -v '^@@AP' | tail -25
+fi
+if vm_extract "$log" init.log "$out/init.log"; then
+	echo "-- /run/asyncprobe/init.log (milliseconds since boot):"
+	cat "$out/init.log"
 fi
 
 step "links the booted system sees under /dev/disk"
@@ -98,7 +102,7 @@ else
 fi
 
 step "trace and plot"
-for f in trace.json plot.svg; do
+for f in manifest.json trace.json plot.svg; do
 	if vm_extract "$log" "$f" "$out/$f"; then
 		echo "$f: $out/$f"
 	else
