@@ -1222,6 +1222,12 @@ static void json_str(FILE *f, const char *s)
 		for (i = 1; len && i < len; i++)
 			if ((p[i] & 0xc0) != 0x80)
 				len = 0;
+		/* no overlong forms, no UTF-16 surrogates, nothing past U+10FFFF */
+		if ((len == 3 && c == 0xe0 && p[1] < 0xa0) ||
+		    (len == 3 && c == 0xed && p[1] >= 0xa0) ||
+		    (len == 4 && c == 0xf0 && p[1] < 0x90) ||
+		    (len == 4 && c == 0xf4 && p[1] >= 0x90))
+			len = 0;
 		if (!len) {
 			fprintf(f, "\\u%04x", c);
 			p++;
