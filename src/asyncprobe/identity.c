@@ -913,26 +913,106 @@ static int ata_identity(struct udev_device *disk, struct udev_device *scsidev, b
 	return -ENODATA;
 }
 
-static int scsi_identity(struct udev_device *scsidev, struct ap_identity *id)
+/* INQUIRY with EVPD for @page, scsi_id's 254-byte buffer.  Length read, or -errno. */
+static int scsi_inquiry_vpd(int fd, uint8_t page, uint8_t *buf, size_t size)
+{
+	uint8_t cdb[6] = { 0x12, 0x01, page, 0, (uint8_t)size, 0 };
+	uint8_t sense[32];
+	struct sg_io_hdr io = {
+		.interface_id = 'S',
+		.dxfer_direction = SG_DXFER_FROM_DEV,
+		.cmd_len = sizeof(cdb),
+		.mx_sb_len = sizeof(sense),
+		.dxfer_len = (unsigned)size,
+		.dxferp = buf,
+		.cmdp = cdb,
+		.sbp = sense,
+		.timeout = 3000,
+	};
+
+	memset(buf, 0, size);
+	if (ioctl(fd, SG_IO, &io) < 0)
+		return -errno;
+	if (io.status != 0 || io.host_status != 0 || (io.driver_status & ~0x08) != 0)
+		return -EIO;
+	if (buf[1] != page)
+		return -EIO;
+	return (int)(size - (size_t)io.resid);
+}
+
+/*
+ * Where the kernel did not read the VPD pages (sysfs has neither), ask the
+ * device as scsi_id does: page 0x00 for the list, then 0x83, then 0x80.
+ */
+static int scsi_identity_sgio(struct udev_device *disk, const char *vendor, const char *model,
+			      struct ap_identity *id)
+{
+	const char *node = udev_device_get_devnode(disk);
+	uint8_t p0[254], pg[254];
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	int n0, n, r;
+
+	if (!node)
+		return -ENODATA;
+	fd = open(node, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISBLK(st.st_mode) || st.st_rdev != udev_device_get_devnum(disk))
+		return -ENODATA;
+	n0 = scsi_inquiry_vpd(fd, 0x00, p0, sizeof(p0));
+	if (n0 < 4)
+		return -ENODATA;
+	for (int want = 0; want < 2; want++) {
+		uint8_t page = want == 0 ? 0x83 : 0x80;
+		bool listed = false;
+
+		for (int i = 4; i < n0 && i <= p0[3] + 3; i++)
+			if (p0[i] == page)
+				listed = true;
+		if (!listed)
+			continue;
+		n = scsi_inquiry_vpd(fd, page, pg, sizeof(pg));
+		if (n < 4)
+			continue;
+		if (page == 0x83)
+			r = ap_scsi_id_from_pg83(pg, (size_t)n, vendor, model, &id->serial, &id->wwn);
+		else
+			r = ap_scsi_id_from_pg80(pg, (size_t)n, vendor, model, &id->serial);
+		if (r != -ENODATA)
+			return r;
+	}
+	return -ENODATA;
+}
+
+static int scsi_identity(struct udev_device *disk, struct udev_device *scsidev, struct ap_identity *id)
 {
 	_cleanup_free_ uint8_t *pg = NULL;
 	const char *vendor = udev_device_get_sysattr_value(scsidev, "vendor");
 	const char *model = udev_device_get_sysattr_value(scsidev, "model");
+	bool have83, have80;
 	size_t len;
 	int r;
 
-	if (read_binary_attr(scsidev, "vpd_pg83", &pg, &len) == 0) {
+	have83 = read_binary_attr(scsidev, "vpd_pg83", &pg, &len) == 0;
+	if (have83) {
+		/* scsi_id reads at most 254 bytes of the page */
+		if (len > 254)
+			len = 254;
 		r = ap_scsi_id_from_pg83(pg, len, vendor, model, &id->serial, &id->wwn);
 		if (r != -ENODATA)
 			return r;
 		free(pg);
 		pg = NULL;
 	}
-	if (read_binary_attr(scsidev, "vpd_pg80", &pg, &len) == 0) {
+	have80 = read_binary_attr(scsidev, "vpd_pg80", &pg, &len) == 0;
+	if (have80) {
+		if (len > 254)
+			len = 254;
 		r = ap_scsi_id_from_pg80(pg, len, vendor, model, &id->serial);
 		if (r != -ENODATA)
 			return r;
 	}
+	if (!have83 && !have80)
+		return scsi_identity_sgio(disk, vendor, model, id);
 	return -ENODATA;
 }
 
@@ -1092,7 +1172,7 @@ int ap_identity_for_disk(struct udev_device *disk, struct ap_identity *id)
 				goto fail;
 		}
 		if (!id->serial && scsidev) {
-			r = scsi_identity(scsidev, id);
+			r = scsi_identity(disk, scsidev, id);
 			if (r == -ENOMEM)
 				goto fail;
 			if (r == 0 && !(id->bus = strdup("scsi"))) {
