@@ -427,6 +427,31 @@ static void test_ahci_vpd_t10(void **state)
 				  "disk/by-diskseq/10"));
 }
 
+/* an ATAPI DVD drive on AHCI: IDENTIFY PACKET words from libata's sysfs copy */
+static void test_atapi(void **state)
+{
+	char *sr, *id;
+
+	dev_add("pci", "pci0000:00/0000:00:1f.2", NONE, NONE);
+	dev_add(NULL, "pci0000:00/0000:00:1f.2/ata2", NONE, NONE);
+	dev_add("ata_port", "pci0000:00/0000:00:1f.2/ata2/ata_port/ata2", L("port_no", "2"), NONE);
+	dev_add("scsi", "pci0000:00/0000:00:1f.2/ata2/host1", NONE, L("DEVTYPE", "scsi_host"));
+	dev_add("scsi", "pci0000:00/0000:00:1f.2/ata2/host1/target1:0:0", NONE, L("DEVTYPE", "scsi_target"));
+	dev_add("scsi", "pci0000:00/0000:00:1f.2/ata2/host1/target1:0:0/1:0:0:0",
+		L("vendor", "HL-DT-ST", "model", "DVDRAM GH24NSD1 ", "type", "5", "scsi_level", "6"),
+		L("DEVTYPE", "scsi_device"));
+	dev_add(NULL, "pci0000:00/0000:00:1f.2/ata2/link2", NONE, NONE);
+	dev_add(NULL, "pci0000:00/0000:00:1f.2/ata2/link2/dev2.0", NONE, NONE);
+	id = identify_text("HL-DT-ST DVDRAM GH24NSD1", "K1234567890", 0);
+	dev_add("ata_device", "pci0000:00/0000:00:1f.2/ata2/link2/dev2.0/ata_device/dev2.0", L("id", id), NONE);
+	g_free(id);
+	sr = dev_add("block", "pci0000:00/0000:00:1f.2/ata2/host1/target1:0:0/1:0:0:0/block/sr0", NONE,
+		     L("DEVTYPE", "disk", "MAJOR", "11", "MINOR", "0"));
+	check_names(sr, NULL, L("disk/by-id/ata-HL-DT-ST_DVDRAM_GH24NSD1_K1234567890",
+				"disk/by-path/pci-0000:00:1f.2-ata-2.0",
+				"disk/by-path/pci-0000:00:1f.2-ata-2"));
+}
+
 /* a SCSI disk under @hostdir (relative to /sys/devices) */
 static char *scsi_disk(const char *hostdir, unsigned h, unsigned c, unsigned t, unsigned lun,
 		       const char *vendor, const char *model, const char *name, char **ret_scsidev)
@@ -755,6 +780,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_whole_disk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_usb, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mmc, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_atapi, setup, teardown),
 	};
 
 #if defined(__SANITIZE_THREAD__)
