@@ -69,6 +69,8 @@ struct ap_trace_summary {
 	uint64_t waits;             /* synchronize waits (begin/end pairs) */
 	uint64_t wait_ns;           /* their total duration */
 	uint64_t queued_ns;         /* total time calls spent queued */
+	uint64_t critical_ns;       /* length of the critical path (to the last end) */
+	unsigned int critical_calls;        /* calls on it */
 	uint64_t dropped;           /* records lost to allocation failure */
 };
 int ap_trace_get_summary(struct ap_trace_summary *ret);
