@@ -17,7 +17,11 @@ pkgs=(
 	# images and VM tests
 	qemu-system-x86 qemu-utils busybox-static fdisk e2fsprogs dosfstools
 	util-linux cpio zstd xz-utils kmod udev systemd
+	# udev-parity VM test: Debian's own initrd for the same kernel
+	initramfs-tools
 	valgrind python3
+	# lint of the dracut and initramfs-tools scripts (tests/init/scripts.sh)
+	shellcheck
 )
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps: run as root (apt-get)" >&2

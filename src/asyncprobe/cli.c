@@ -1,31 +1,332 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* STUB: main(); to be replaced by the coldplug work (issue 3). */
+/*
+ * main(): options into ap_cfg, then either PID 1 mode (init.c), a module
+ * alias lookup (--resolve-modalias), or one engine run.  Exit status as in
+ * asyncprobe(8), EXIT STATUS.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "asyncprobe.h"
+#include "coldplug.h"
 #include "engine.h"
+#include "init.h"
 
-struct ap_config ap_cfg;
-
-void ap_config_defaults(struct ap_config *cfg)
+static void usage(FILE *f)
 {
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->dev_dir = "/dev";
-	cfg->fastboot = -1;
-	cfg->device_timeout_ms = 10000;
+	fputs("Usage: asyncprobe [OPTION]...\n"
+	      "Load storage drivers, probe disks and partitions concurrently, and create the\n"
+	      "/dev/disk/by-* links in the order a sequential boot would.\n"
+	      "\n"
+	      "  -n, --dry-run             resolve and print what would be loaded; insert nothing\n"
+	      "  -b, --basedir=DIR         use the module tree DIR/lib/modules/KVER\n"
+	      "  -S, --kernel-version=KVER kernel version below BASEDIR (default: running)\n"
+	      "      --modules-dir=DIR     use the module tree DIR (a lib/modules/KVER)\n"
+	      "  -C, --config=PATH         modprobe.d file or directory instead of the system's\n"
+	      "  -a, --all-modules         load drivers for every device with a modalias\n"
+	      "      --no-modules          load no drivers\n"
+	      "      --no-links            probe, but create no links\n"
+	      "      --include-loop        probe loop devices too\n"
+	      "  -d, --dev-dir=DIR         create the links below DIR/disk (default /dev)\n"
+	      "  -t, --device-timeout=SEC  longest wait for a controller's devices (default 10)\n"
+	      "      --max-threads=N       at most N worker threads\n"
+	      "      --fastboot            run concurrently (also: fastboot on the kernel command line)\n"
+	      "      --no-fastboot         run strictly sequentially\n"
+	      "      --json[=FILE]         write the run's manifest as JSON (default: stdout)\n"
+	      "      --trace=FILE          write a Chrome trace-event file\n"
+	      "      --plot=FILE.svg       write an SVG boot timeline\n"
+	      "  -v, --verbose             more messages (twice: debug)\n"
+	      "  -q, --quiet               errors and warnings only\n"
+	      "      --log-target=TARGET   auto, stderr or kmsg\n"
+	      "      --no-progress         no progress line on a terminal\n"
+	      "      --resolve-modalias=ALIAS  print the modules ALIAS loads, in load order\n"
+	      "      --init                run as the initramfs's /init\n"
+	      "  -h, --help                this help\n"
+	      "  -V, --version             the version\n"
+	      "\n"
+	      "Exit status: 0 ok, 1 degraded (a module, device or link failed), 2 bad\n"
+	      "configuration, 100 bad usage, 111 system error.  See asyncprobe(8).\n", f);
+}
+
+enum {
+	OPT_MODULES_DIR = 0x100,
+	OPT_NO_MODULES,
+	OPT_NO_LINKS,
+	OPT_INCLUDE_LOOP,
+	OPT_MAX_THREADS,
+	OPT_FASTBOOT,
+	OPT_NO_FASTBOOT,
+	OPT_JSON,
+	OPT_TRACE,
+	OPT_PLOT,
+	OPT_LOG_TARGET,
+	OPT_NO_PROGRESS,
+	OPT_RESOLVE,
+	OPT_INIT,
+};
+
+static const struct option options[] = {
+	{ "dry-run", no_argument, NULL, 'n' },
+	{ "basedir", required_argument, NULL, 'b' },
+	{ "kernel-version", required_argument, NULL, 'S' },
+	{ "modules-dir", required_argument, NULL, OPT_MODULES_DIR },
+	{ "config", required_argument, NULL, 'C' },
+	{ "all-modules", no_argument, NULL, 'a' },
+	{ "no-modules", no_argument, NULL, OPT_NO_MODULES },
+	{ "no-links", no_argument, NULL, OPT_NO_LINKS },
+	{ "include-loop", no_argument, NULL, OPT_INCLUDE_LOOP },
+	{ "dev-dir", required_argument, NULL, 'd' },
+	{ "device-timeout", required_argument, NULL, 't' },
+	{ "max-threads", required_argument, NULL, OPT_MAX_THREADS },
+	{ "fastboot", no_argument, NULL, OPT_FASTBOOT },
+	{ "no-fastboot", no_argument, NULL, OPT_NO_FASTBOOT },
+	{ "json", optional_argument, NULL, OPT_JSON },
+	{ "trace", required_argument, NULL, OPT_TRACE },
+	{ "plot", required_argument, NULL, OPT_PLOT },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "log-target", required_argument, NULL, OPT_LOG_TARGET },
+	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
+	{ "resolve-modalias", required_argument, NULL, OPT_RESOLVE },
+	{ "init", no_argument, NULL, OPT_INIT },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{}
+};
+
+static int parse_timeout(const char *s, unsigned int *ret)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v < 0 || v > 86400)
+		return -EINVAL;
+	*ret = (unsigned int)(v * 1000.0 + 0.5);
+	return 0;
+}
+
+static int parse_uint(const char *s, unsigned int *ret)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v > 65536)
+		return -EINVAL;
+	*ret = (unsigned int)v;
+	return 0;
+}
+
+static bool log_goes_to_kmsg(int target)
+{
+	if (target == AP_LOG_KMSG)
+		return true;
+	if (target == AP_LOG_STDERR)
+		return false;
+	return getpid() == 1 || access("/etc/initrd-release", F_OK) == 0;
+}
+
+/*
+ * Parse into ap_cfg.  Returns 0, a positive "exit now with this status"
+ * (help, version: 0 is encoded as -1... see below), or AP_EXIT_USAGE.
+ * @lenient: as PID 1 the kernel hands over arguments that are not ours.
+ */
+static int parse_args(int argc, char **argv, bool lenient, const char ***resolve,
+		      size_t *n_resolve, bool *done)
+{
+	bool progress_off = false;
+	int c;
+
+	opterr = lenient ? 0 : 1;
+	while ((c = getopt_long(argc, argv, "nb:S:C:ad:t:vqhV", options, NULL)) >= 0) {
+		switch (c) {
+		case 'n':
+			ap_cfg.dry_run = true;
+			break;
+		case 'b':
+			ap_cfg.basedir = optarg;
+			break;
+		case 'S':
+			ap_cfg.kernel_version = optarg;
+			break;
+		case OPT_MODULES_DIR:
+			ap_cfg.modules_dir = optarg;
+			break;
+		case 'C':
+			ap_cfg.modprobe_config = optarg;
+			break;
+		case 'a':
+			ap_cfg.all_modules = true;
+			break;
+		case OPT_NO_MODULES:
+			ap_cfg.no_modules = true;
+			break;
+		case OPT_NO_LINKS:
+			ap_cfg.no_links = true;
+			break;
+		case OPT_INCLUDE_LOOP:
+			ap_cfg.include_loop = true;
+			break;
+		case 'd':
+			ap_cfg.dev_dir = optarg;
+			break;
+		case 't':
+			if (parse_timeout(optarg, &ap_cfg.device_timeout_ms) < 0) {
+				fprintf(stderr, "asyncprobe: invalid --device-timeout: %s (seconds)\n", optarg);
+				return AP_EXIT_USAGE;
+			}
+			break;
+		case OPT_MAX_THREADS:
+			if (parse_uint(optarg, &ap_cfg.max_threads) < 0) {
+				fprintf(stderr, "asyncprobe: invalid --max-threads: %s\n", optarg);
+				return AP_EXIT_USAGE;
+			}
+			break;
+		case OPT_FASTBOOT:
+			ap_cfg.fastboot = 1;
+			break;
+		case OPT_NO_FASTBOOT:
+			ap_cfg.fastboot = 0;
+			break;
+		case OPT_JSON:
+			ap_cfg.json_file = optarg ? optarg : "-";
+			break;
+		case OPT_TRACE:
+			ap_cfg.trace_file = optarg;
+			break;
+		case OPT_PLOT:
+			ap_cfg.plot_file = optarg;
+			break;
+		case 'v':
+			ap_cfg.verbose++;
+			break;
+		case 'q':
+			ap_cfg.quiet = true;
+			break;
+		case OPT_LOG_TARGET:
+			if (strcmp(optarg, "auto") == 0)
+				ap_cfg.log_target = AP_LOG_AUTO;
+			else if (strcmp(optarg, "stderr") == 0)
+				ap_cfg.log_target = AP_LOG_STDERR;
+			else if (strcmp(optarg, "kmsg") == 0)
+				ap_cfg.log_target = AP_LOG_KMSG;
+			else {
+				fprintf(stderr, "asyncprobe: invalid --log-target: %s (auto, stderr, kmsg)\n",
+					optarg);
+				return AP_EXIT_USAGE;
+			}
+			break;
+		case OPT_NO_PROGRESS:
+			progress_off = true;
+			break;
+		case OPT_RESOLVE: {
+			const char **v = realloc(*resolve, (*n_resolve + 1) * sizeof(*v));
+
+			if (!v)
+				return AP_EXIT_SYSTEM;
+			v[(*n_resolve)++] = optarg;
+			*resolve = v;
+			break;
+		}
+		case OPT_INIT:
+			ap_cfg.init_mode = true;
+			break;
+		case 'h':
+			usage(stdout);
+			*done = true;
+			return AP_EXIT_OK;
+		case 'V':
+			printf("asyncprobe %s\n", PACKAGE_VERSION);
+			*done = true;
+			return AP_EXIT_OK;
+		default:
+			if (lenient)
+				break;
+			fputs("Try 'asyncprobe --help'.\n", stderr);
+			return AP_EXIT_USAGE;
+		}
+	}
+	if (optind < argc && !lenient) {
+		fprintf(stderr, "asyncprobe: unexpected argument: %s\nTry 'asyncprobe --help'.\n",
+			argv[optind]);
+		return AP_EXIT_USAGE;
+	}
+	if (ap_cfg.basedir && ap_cfg.modules_dir) {
+		fputs("asyncprobe: --basedir and --modules-dir exclude each other\n", stderr);
+		if (!lenient)
+			return AP_EXIT_USAGE;
+	}
+	if (ap_cfg.quiet)
+		ap_cfg.verbose = -1;
+	ap_cfg.progress = !progress_off && ap_cfg.verbose == 0 && isatty(STDERR_FILENO) &&
+			  !log_goes_to_kmsg(ap_cfg.log_target) &&
+			  !(ap_cfg.json_file && strcmp(ap_cfg.json_file, "-") == 0 &&
+			    isatty(STDOUT_FILENO));
+	return 0;
+}
+
+static int resolve_aliases(const char **aliases, size_t n)
+{
+	struct ap_modules *m = NULL;
+	size_t i;
+	int r, status = AP_EXIT_OK;
+
+	r = ap_modules_new(&m, ap_cfg.basedir, ap_cfg.modules_dir, ap_cfg.kernel_version,
+			   ap_cfg.modprobe_config, true);
+	if (r < 0)
+		return r == -ENOENT ? AP_EXIT_CONFIG : AP_EXIT_SYSTEM;
+	for (i = 0; i < n; i++) {
+		r = ap_modules_show(m, aliases[i], stdout);
+		if (r <= 0) {
+			log_warning("%s: no module", aliases[i]);
+			status = AP_EXIT_DEGRADED;
+		}
+	}
+	ap_modules_free(m);
+	return status;
 }
 
 int main(int argc, char **argv)
 {
 	struct ap_engine *e = NULL;
+	const char **resolve = NULL;
+	size_t n_resolve = 0;
+	bool pid1 = getpid() == 1, done = false;
 	int r;
 
 	ap_config_defaults(&ap_cfg);
-	ap_log_open(AP_LOG_STDERR, 0);
+	r = parse_args(argc, argv, pid1, &resolve, &n_resolve, &done);
+	if (r != 0 || done) {
+		free(resolve);
+		return r;
+	}
+	ap_log_open(ap_cfg.log_target, ap_cfg.verbose);
+
+	if (ap_cfg.init_mode || pid1) {
+		ap_cfg.init_mode = true;
+		free(resolve);
+		return ap_init_main(argc, argv);
+	}
+	if (n_resolve) {
+		r = resolve_aliases(resolve, n_resolve);
+		free(resolve);
+		ap_log_close();
+		return r;
+	}
+
 	r = ap_engine_start(&e);
-	if (r < 0)
-		return AP_EXIT_SYSTEM;
+	if (r < 0) {
+		ap_log_close();
+		return r == -ENOENT || r == -EINVAL ? AP_EXIT_CONFIG : AP_EXIT_SYSTEM;
+	}
 	r = ap_engine_finish(e);
 	ap_engine_free(e);
+	ap_log_close();
 	return r;
 }

@@ -1,3 +1,609 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Placeholder: the coldplug work (issue 3) fills this file. */
+/*
+ * Discovery: what the engine cares about among the devices libudev knows,
+ * in which order, and a kernel-uevent monitor to wait on.
+ *
+ * Every device is classified once (ap_classify()); a device's "owner" is
+ * its nearest ancestor that is itself of interest.  That relation alone
+ * builds the tree the engine walks: controllers own SCSI devices, sub-
+ * controllers (virtio below virtio-pci) and disks; SCSI devices own disks;
+ * disks own partitions.  Devices with no owner (loop disks, scsi_debug,
+ * NVMe multipath heads) hang off the discovery call itself.
+ *
+ * libudev objects are not shared between threads (libudev(3): an object
+ * must be used from the thread that allocated it), so this file hands out
+ * plain strings and every caller brings its own struct udev.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libudev.h>
+
 #include "asyncprobe.h"
+#include "coldplug.h"
+
+const char *ap_kind_to_string(enum ap_kind k)
+{
+	static const char *const names[_AP_KIND_MAX] = {
+		[AP_KIND_NONE] = "none",
+		[AP_KIND_CONTROLLER] = "controller",
+		[AP_KIND_SCSI] = "scsi",
+		[AP_KIND_DISK] = "disk",
+		[AP_KIND_PARTITION] = "partition",
+	};
+
+	return k >= 0 && k < _AP_KIND_MAX ? names[k] : "?";
+}
+
+static bool startswith(const char *s, const char *prefix)
+{
+	return s && strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static bool streq_ptr(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
+}
+
+static unsigned long sysattr_ulong(struct udev_device *dev, const char *attr, int base,
+				   unsigned long dflt)
+{
+	const char *v = udev_device_get_sysattr_value(dev, attr);
+	char *end;
+	unsigned long r;
+
+	if (!v)
+		return dflt;
+	errno = 0;
+	r = strtoul(v, &end, base);
+	if (errno || end == v)
+		return dflt;
+	return r;
+}
+
+static enum ap_kind classify_block(struct udev_device *dev, bool include_loop)
+{
+	const char *devtype = udev_device_get_devtype(dev);
+	const char *name = udev_device_get_sysname(dev);
+
+	if (streq_ptr(devtype, "partition"))
+		return AP_KIND_PARTITION;
+	if (!streq_ptr(devtype, "disk") || !name)
+		return AP_KIND_NONE;
+	/* RAM-backed and compressed-RAM disks never hold anything to find. */
+	if (startswith(name, "ram") || startswith(name, "zram"))
+		return AP_KIND_NONE;
+	if (startswith(name, "loop") && !include_loop)
+		return AP_KIND_NONE;
+	/* NVMe multipath path devices: hidden, no node; the head is the disk. */
+	if (sysattr_ulong(dev, "hidden", 10, 0) == 1)
+		return AP_KIND_NONE;
+	/*
+	 * Empty drives (card readers, CD drives without a medium, unbound
+	 * loop devices) report size 0: nothing to probe.
+	 */
+	if (sysattr_ulong(dev, "size", 10, 0) == 0)
+		return AP_KIND_NONE;
+	return AP_KIND_DISK;
+}
+
+enum ap_kind ap_classify(struct udev_device *dev, bool all_modules, bool include_loop)
+{
+	const char *subsystem = udev_device_get_subsystem(dev);
+	const char *devtype, *modalias;
+
+	if (!subsystem)
+		return AP_KIND_NONE;
+	if (strcmp(subsystem, "block") == 0)
+		return classify_block(dev, include_loop);
+
+	devtype = udev_device_get_devtype(dev);
+	if (strcmp(subsystem, "scsi") == 0)
+		return streq_ptr(devtype, "scsi_device") ? AP_KIND_SCSI : AP_KIND_NONE;
+
+	modalias = udev_device_get_property_value(dev, "MODALIAS");
+	if (all_modules && modalias && *modalias)
+		return AP_KIND_CONTROLLER;
+
+	if (strcmp(subsystem, "pci") == 0) {
+		unsigned long class = sysattr_ulong(dev, "class", 16, 0);
+
+		/* 01xxxx mass storage (IDE, SATA, SAS, RAID, NVMe, virtio-blk/scsi); 0805 SD host */
+		if ((class >> 16) == 0x01 || (class >> 8) == 0x0805)
+			return AP_KIND_CONTROLLER;
+		return AP_KIND_NONE;
+	}
+	if (strcmp(subsystem, "virtio") == 0) {
+		/* device id 2 is block, 8 is SCSI host */
+		if (startswith(modalias, "virtio:d00000002v") || startswith(modalias, "virtio:d00000008v"))
+			return AP_KIND_CONTROLLER;
+		return AP_KIND_NONE;
+	}
+	if (strcmp(subsystem, "usb") == 0) {
+		if (streq_ptr(devtype, "usb_interface") &&
+		    sysattr_ulong(dev, "bInterfaceClass", 16, 0) == 0x08)
+			return AP_KIND_CONTROLLER;
+		return AP_KIND_NONE;
+	}
+	if (strcmp(subsystem, "mmc") == 0)
+		return streq_ptr(modalias, "mmc:block") ? AP_KIND_CONTROLLER : AP_KIND_NONE;
+	return AP_KIND_NONE;
+}
+
+struct udev_device *ap_owner(struct udev_device *dev, bool all_modules, bool include_loop)
+{
+	struct udev_device *p;
+
+	for (p = udev_device_get_parent(dev); p; p = udev_device_get_parent(p))
+		if (ap_classify(p, all_modules, include_loop) != AP_KIND_NONE)
+			return p;
+	return NULL;
+}
+
+/* ------------------------------------------------------------- ordering */
+
+/* "dddd:bb:dd.f": a PCI address, fixed-width lower-case hex. */
+static bool is_pci_address(const char *s, size_t n)
+{
+	static const char pattern[] = "hhhh:hh:hh.h";
+	size_t i;
+
+	if (n != sizeof(pattern) - 1)
+		return false;
+	for (i = 0; i < n; i++) {
+		if (pattern[i] == 'h') {
+			if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+				return false;
+		} else if (s[i] != pattern[i]) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Natural order within one path component: digit runs compare as numbers. */
+static int natural_compare(const char *a, size_t na, const char *b, size_t nb)
+{
+	size_t i = 0, j = 0;
+
+	while (i < na && j < nb) {
+		bool da = a[i] >= '0' && a[i] <= '9', db = b[j] >= '0' && b[j] <= '9';
+
+		if (da && db) {
+			size_t si, sj, li, lj;
+
+			while (i < na && a[i] == '0' && i + 1 < na && a[i + 1] >= '0' && a[i + 1] <= '9')
+				i++;
+			while (j < nb && b[j] == '0' && j + 1 < nb && b[j + 1] >= '0' && b[j + 1] <= '9')
+				j++;
+			for (si = i; i < na && a[i] >= '0' && a[i] <= '9'; i++)
+				;
+			for (sj = j; j < nb && b[j] >= '0' && b[j] <= '9'; j++)
+				;
+			li = i - si;
+			lj = j - sj;
+			if (li != lj)
+				return li < lj ? -1 : 1;
+			if (memcmp(a + si, b + sj, li) != 0)
+				return memcmp(a + si, b + sj, li) < 0 ? -1 : 1;
+			continue;
+		}
+		if (a[i] != b[j])
+			return (unsigned char)a[i] < (unsigned char)b[j] ? -1 : 1;
+		i++;
+		j++;
+	}
+	if (i < na)
+		return 1;
+	if (j < nb)
+		return -1;
+	return 0;
+}
+
+int ap_devpath_compare(const char *a, const char *b)
+{
+	while (*a && *b) {
+		size_t na = strcspn(a, "/"), nb = strcspn(b, "/");
+		int r;
+
+		if (is_pci_address(a, na) && is_pci_address(b, nb))
+			r = memcmp(a, b, na);
+		else
+			r = natural_compare(a, na, b, nb);
+		if (r)
+			return r < 0 ? -1 : 1;
+		a += na;
+		b += nb;
+		/* both at '/' or at the end */
+		if (*a != *b)
+			return *a ? 1 : -1;
+		if (*a) {
+			a++;
+			b++;
+		}
+	}
+	if (*a)
+		return 1;
+	if (*b)
+		return -1;
+	return 0;
+}
+
+static int found_compare(const void *x, const void *y)
+{
+	const struct ap_found *a = x, *b = y;
+	int r;
+
+	/* Partitions of one disk: by the kernel's partition number. */
+	if (a->kind == AP_KIND_PARTITION && b->kind == AP_KIND_PARTITION &&
+	    a->partnum != b->partnum)
+		return a->partnum < b->partnum ? -1 : 1;
+	r = ap_devpath_compare(a->devpath, b->devpath);
+	if (r)
+		return r;
+	return strcmp(a->syspath, b->syspath);
+}
+
+void ap_found_list_sort(struct ap_found_list *l)
+{
+	if (l->n > 1)
+		qsort(l->v, l->n, sizeof(l->v[0]), found_compare);
+}
+
+void ap_found_list_free(struct ap_found_list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		free(l->v[i].syspath);
+		free(l->v[i].devpath);
+	}
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+static int found_add(struct ap_found_list *l, struct udev_device *dev, enum ap_kind kind)
+{
+	struct ap_found *f;
+
+	if (l->n == l->allocated) {
+		size_t na = l->allocated ? l->allocated * 2 : 16;
+		struct ap_found *v = realloc(l->v, na * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->allocated = na;
+	}
+	f = &l->v[l->n];
+	memset(f, 0, sizeof(*f));
+	f->syspath = strdup(udev_device_get_syspath(dev));
+	f->devpath = strdup(udev_device_get_devpath(dev));
+	if (!f->syspath || !f->devpath) {
+		free(f->syspath);
+		free(f->devpath);
+		return -ENOMEM;
+	}
+	f->kind = kind;
+	if (kind == AP_KIND_PARTITION)
+		f->partnum = (unsigned int)sysattr_ulong(dev, "partition", 10, 0);
+	l->n++;
+	return 0;
+}
+
+int ap_enumerate(struct udev *udev, const char *parent_syspath, bool all_modules,
+		 bool include_loop, struct ap_found_list *ret)
+{
+	static const char *const subsystems[] = { "pci", "virtio", "usb", "scsi", "block", "mmc" };
+	struct udev_enumerate *en;
+	struct udev_list_entry *item;
+	struct udev_device *parent = NULL;
+	struct ap_found_list ctrl = {}, rest = {};
+	size_t i;
+	int r;
+
+	en = udev_enumerate_new(udev);
+	if (!en)
+		return -ENOMEM;
+	if (parent_syspath) {
+		parent = udev_device_new_from_syspath(udev, parent_syspath);
+		if (!parent) {
+			r = -errno ?: -ENODEV;
+			goto out;
+		}
+		r = udev_enumerate_add_match_parent(en, parent);
+		if (r < 0)
+			goto out;
+	}
+	if (!all_modules)
+		for (i = 0; i < sizeof(subsystems) / sizeof(subsystems[0]); i++) {
+			r = udev_enumerate_add_match_subsystem(en, subsystems[i]);
+			if (r < 0)
+				goto out;
+		}
+	r = udev_enumerate_scan_devices(en);
+	if (r < 0)
+		goto out;
+
+	udev_list_entry_foreach(item, udev_enumerate_get_list_entry(en)) {
+		const char *path = udev_list_entry_get_name(item);
+		struct udev_device *dev, *owner;
+		enum ap_kind kind;
+
+		if (parent_syspath && strcmp(path, parent_syspath) == 0)
+			continue;
+		dev = udev_device_new_from_syspath(udev, path);
+		if (!dev)
+			continue;   /* gone meanwhile */
+		kind = ap_classify(dev, all_modules, include_loop);
+		if (kind == AP_KIND_NONE) {
+			udev_device_unref(dev);
+			continue;
+		}
+		owner = ap_owner(dev, all_modules, include_loop);
+		if (parent_syspath) {
+			if (owner && strcmp(udev_device_get_syspath(owner), parent_syspath) == 0)
+				r = found_add(&rest, dev, kind);
+		} else if (kind == AP_KIND_CONTROLLER) {
+			r = found_add(&ctrl, dev, kind);
+		} else if (!owner && (kind == AP_KIND_DISK || kind == AP_KIND_SCSI)) {
+			r = found_add(&rest, dev, kind);
+		}
+		udev_device_unref(dev);
+		if (r < 0)
+			goto out;
+	}
+
+	/* Controllers first (topological), then the devices without one. */
+	ap_found_list_sort(&ctrl);
+	ap_found_list_sort(&rest);
+	for (i = 0; i < rest.n; i++) {
+		if (ctrl.n == ctrl.allocated) {
+			size_t na = ctrl.allocated ? ctrl.allocated * 2 : 16;
+			struct ap_found *v = realloc(ctrl.v, na * sizeof(*v));
+
+			if (!v) {
+				r = -ENOMEM;
+				goto out;
+			}
+			ctrl.v = v;
+			ctrl.allocated = na;
+		}
+		ctrl.v[ctrl.n++] = rest.v[i];
+	}
+	free(rest.v);
+	rest = (struct ap_found_list){};
+	*ret = ctrl;
+	ctrl = (struct ap_found_list){};
+	r = 0;
+out:
+	ap_found_list_free(&ctrl);
+	ap_found_list_free(&rest);
+	if (parent)
+		udev_device_unref(parent);
+	udev_enumerate_unref(en);
+	return r;
+}
+
+/* -------------------------------------------------------------- monitor */
+
+struct ap_monitor {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;    /* seq changed, or ready */
+	uint64_t seq;           /* events seen (lock) */
+	bool ready;             /* lock */
+	int error;              /* monitor could not be set up (lock) */
+	int stop_fd;            /* eventfd */
+	bool stopped;           /* thread joined (owner's thread only) */
+	ap_monitor_func_t *fn;
+	void *userdata;
+};
+
+static void *monitor_thread(void *arg)
+{
+	struct ap_monitor *m = arg;
+	struct udev *udev;
+	struct udev_monitor *mon = NULL;
+	int fd = -1, r = 0;
+
+	/* Allocated here: libudev objects stay in the thread that made them. */
+	udev = udev_new();
+	if (udev)
+		mon = udev_monitor_new_from_netlink(udev, "kernel");
+	if (!mon) {
+		r = -errno ?: -ENOMEM;
+	} else {
+		/* a burst of coldplug uevents must not overflow the socket */
+		(void)udev_monitor_set_receive_buffer_size(mon, 64 * 1024 * 1024);
+		r = udev_monitor_enable_receiving(mon);
+		if (r >= 0)
+			fd = udev_monitor_get_fd(mon);
+	}
+
+	pthread_mutex_lock(&m->lock);
+	m->ready = true;
+	m->error = r < 0 ? r : 0;
+	pthread_cond_broadcast(&m->cond);
+	pthread_mutex_unlock(&m->lock);
+	if (r < 0)
+		goto out;
+
+	for (;;) {
+		struct pollfd p[2] = {
+			{ .fd = fd, .events = POLLIN },
+			{ .fd = m->stop_fd, .events = POLLIN },
+		};
+		struct udev_device *dev;
+
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			log_error("uevent monitor: poll: %m");
+			break;
+		}
+		if (p[1].revents)
+			break;
+		if (!(p[0].revents & POLLIN))
+			continue;
+		dev = udev_monitor_receive_device(mon);
+		if (dev) {
+			const char *action = udev_device_get_action(dev);
+			const char *syspath = udev_device_get_syspath(dev);
+
+			log_debug("uevent: %s %s", action ?: "?", syspath ?: "?");
+			if (m->fn && action && syspath)
+				m->fn(action, syspath, m->userdata);
+			udev_device_unref(dev);
+		}
+		pthread_mutex_lock(&m->lock);
+		m->seq++;
+		pthread_cond_broadcast(&m->cond);
+		pthread_mutex_unlock(&m->lock);
+	}
+out:
+	if (mon)
+		udev_monitor_unref(mon);
+	if (udev)
+		udev_unref(udev);
+	return NULL;
+}
+
+int ap_monitor_start(struct ap_monitor **ret, ap_monitor_func_t *fn, void *userdata)
+{
+	struct ap_monitor *m;
+	pthread_condattr_t ca;
+	int r;
+
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->fn = fn;
+	m->userdata = userdata;
+	pthread_mutex_init(&m->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&m->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	m->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (m->stop_fd < 0) {
+		r = -errno;
+		goto fail;
+	}
+	r = -pthread_create(&m->thread, NULL, monitor_thread, m);
+	if (r < 0)
+		goto fail;
+
+	pthread_mutex_lock(&m->lock);
+	while (!m->ready)
+		pthread_cond_wait(&m->cond, &m->lock);
+	r = m->error;
+	pthread_mutex_unlock(&m->lock);
+	if (r < 0) {
+		pthread_join(m->thread, NULL);
+		goto fail;
+	}
+	*ret = m;
+	return 0;
+fail:
+	if (m->stop_fd >= 0)
+		close(m->stop_fd);
+	pthread_cond_destroy(&m->cond);
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+	return r;
+}
+
+void ap_monitor_stop(struct ap_monitor *m)
+{
+	uint64_t one = 1;
+
+	if (!m || m->stopped)
+		return;
+	if (write(m->stop_fd, &one, sizeof(one)) < 0)
+		log_error("uevent monitor: cannot stop: %m");
+	pthread_join(m->thread, NULL);
+	m->stopped = true;
+}
+
+void ap_monitor_free(struct ap_monitor *m)
+{
+	if (!m)
+		return;
+	ap_monitor_stop(m);
+	close(m->stop_fd);
+	pthread_cond_destroy(&m->cond);
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+}
+
+void ap_monitor_kick(struct ap_monitor *m)
+{
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->lock);
+	m->seq++;
+	pthread_cond_broadcast(&m->cond);
+	pthread_mutex_unlock(&m->lock);
+}
+
+static void timespec_add_ms(struct timespec *ts, unsigned int ms)
+{
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+/* Without a monitor (no netlink access) the predicate is re-checked at this interval. */
+#define AP_FALLBACK_RECHECK_MS 20
+
+int ap_monitor_wait(struct ap_monitor *m, bool (*pred)(void *data), void *data,
+		    unsigned int timeout_ms)
+{
+	struct timespec deadline, now, step;
+	uint64_t seq;
+
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	timespec_add_ms(&deadline, timeout_ms);
+
+	for (;;) {
+		bool timed_out = false;
+
+		if (m) {
+			pthread_mutex_lock(&m->lock);
+			seq = m->seq;
+			pthread_mutex_unlock(&m->lock);
+		}
+		if (pred(data))
+			return 0;
+		if (!m) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (now.tv_sec > deadline.tv_sec ||
+			    (now.tv_sec == deadline.tv_sec && now.tv_nsec >= deadline.tv_nsec))
+				return -ETIMEDOUT;
+			step = now;
+			timespec_add_ms(&step, AP_FALLBACK_RECHECK_MS);
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME,
+					(step.tv_sec < deadline.tv_sec ||
+					 (step.tv_sec == deadline.tv_sec && step.tv_nsec < deadline.tv_nsec))
+					? &step : &deadline, NULL);
+			continue;
+		}
+		pthread_mutex_lock(&m->lock);
+		while (m->seq == seq && !timed_out)
+			timed_out = pthread_cond_timedwait(&m->cond, &m->lock, &deadline) == ETIMEDOUT;
+		pthread_mutex_unlock(&m->lock);
+		if (timed_out)
+			return pred(data) ? 0 : -ETIMEDOUT;
+	}
+}

@@ -1,33 +1,1624 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* STUB: to be replaced by the coldplug work (issue 3). */
+/*
+ * The engine: one run of discovery, driver loading, probing and linking.
+ *
+ * Goals and Theory of Operation
+ * -----------------------------
+ * The slow parts of finding storage - inserting a controller driver,
+ * waiting for its ports to be scanned, reading a disk's first sectors -
+ * are done concurrently, each in an asynchronous call (libasync).  The
+ * visible parts - scheduling children, registering results, creating
+ * /dev/disk links - happen in cookie order, the order a strictly
+ * sequential boot would use.  Each call:
+ *
+ *   1. does its slow work (modprobe, wait for child devices bounded by
+ *      --device-timeout and driven by uevents, blkid, computing names,
+ *      enumerating its children);
+ *   2. calls async_synchronize_cookie(own cookie), which returns once
+ *      every call with a lower cookie has completed;
+ *   3. publishes: links (ap_links_publish), the registration of its
+ *      children (a device two parents could claim goes to the lower
+ *      cookie), and, as its very last act, spawns them through ap_spawn().
+ *
+ * The tree: the discovery call (cookie 1) enumerates every controller in
+ * topological order (ap_devpath_compare: PCI address, then host10 after
+ * host2, H:C:T:L numerically), plus disks with no controller (loop,
+ * scsi_debug).  A controller spawns its SCSI devices and sub-controllers
+ * (virtio under virtio-pci), a SCSI device its disk, a disk its
+ * partitions (by partition number).
+ *
+ * Why cookies are the same in every mode.  Plain nesting would not give
+ * that: run sequentially (async disabled, async_schedule() runs the call
+ * inline) a controller's children would run before the next controller is
+ * even scheduled (depth first), while in parallel they are scheduled after
+ * all controllers (breadth first); and in parallel a controller finishing
+ * early could schedule its children before the main thread scheduled the
+ * next controller.  Three rules make the cookie of every device a function
+ * of the device tree alone:
+ *
+ *   (i)   enumeration is itself a call (cookie 1) that schedules all
+ *         controllers; no controller passes step 2 before it returns, so
+ *         all controllers have cookies before any child is scheduled;
+ *   (ii)  a call spawns children only as its last act, after step 2.  A
+ *         call passes step 2 only when all lower cookies have completed,
+ *         spawning included, so children are scheduled in parent-cookie
+ *         order: breadth first, deterministically;
+ *   (iii) sequentially, ap_spawn() never calls async_schedule() itself
+ *         (that would run the child inline, depth first) but appends to a
+ *         FIFO which the top level drains with async_schedule() until it
+ *         is empty.  That is the same breadth-first order.
+ *
+ * Devices that appear later (the uevent monitor sees them after coldplug
+ * is complete and no waiting parent claims them) are scheduled as they
+ * arrive; their cookies depend on timing by nature.
+ *
+ * Shared state is in struct ap_engine, guarded by its one mutex; each
+ * field says so.  libudev objects never cross threads: every call makes its
+ * own struct udev and devices from the syspath it was given.
+ */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
+#include <libudev.h>
+
+#include "asyncprobe.h"
+#include "cmdline.h"
+#include "coldplug.h"
 #include "engine.h"
+#include "names.h"
+#include "trace.h"
 
-struct ap_engine { int dummy; };
+struct ap_config ap_cfg;
+
+void ap_config_defaults(struct ap_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->dev_dir = "/dev";
+	cfg->fastboot = -1;
+	cfg->device_timeout_ms = 10000;
+	cfg->log_target = AP_LOG_AUTO;
+}
+
+enum node_state {
+	NODE_NEW = 0,       /* registered, not yet scheduled */
+	NODE_SPAWNED,       /* in the FIFO or scheduled */
+	NODE_RUNNING,
+	NODE_COLLECTED,     /* has enumerated its children (later ones are hotplug) */
+	NODE_DONE,
+};
+
+struct ap_node {
+	struct ap_engine *e;
+	struct ap_node *parent;
+	struct ap_node *fifo_next;      /* engine lock */
+	enum node_state state;          /* engine lock */
+	bool discovery;                 /* the enumeration call */
+	bool hotplug;                   /* appeared after coldplug */
+	enum ap_kind kind;
+	async_cookie_t cookie;
+	char *syspath;
+	char *sysname;
+	char *subsystem;
+	char *modalias;
+	char *driver;
+	char *devname;                  /* block devices: node below /dev, "sda1" */
+	char *devnode;                  /* "/dev/sda1" */
+	unsigned int partnum;
+
+	struct ap_fsinfo fs;
+	int probe_r;                    /* ap_probe_device() result */
+	struct ap_modload *loads;
+	size_t n_loads;
+	int mod_failed;
+	int error;                      /* -errno: timeout waiting, ... */
+	char *error_what;
+	int links_failed;
+
+	struct ap_found_list found;     /* enumerated before the sync */
+	struct ap_node **children;      /* registered after it, spawned last */
+	size_t n_children;
+
+	uint64_t t_spawn, t_start, t_sync0, t_sync1, t_end;
+};
+
+struct ap_engine {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;            /* pending, fifo, published changed */
+	struct ap_node **nodes;         /* lock: every node, registration order */
+	size_t n_nodes, allocated;
+	struct ap_node *fifo_head, *fifo_tail;  /* lock */
+	unsigned int pending;           /* lock: spawned and not finished */
+	unsigned int done;              /* lock */
+	bool coldplug_done;             /* lock */
+	char **backlog;                 /* lock: uevent adds seen during coldplug */
+	size_t n_backlog;
+	uint64_t publish_seq;           /* lock */
+
+	bool fastboot;                  /* concurrency requested */
+	bool parallel;                  /* ... and provided by libasync */
+	bool modules_on;
+	struct ap_modules *mods;
+	struct ap_monitor *mon;
+	struct ap_links *links;
+	char *cmdline;
+
+	pthread_mutex_t out_lock;       /* -v link log and progress line */
+	size_t links_printed;           /* out_lock */
+	bool progress;
+	uint64_t t0, t1;
+	bool finished;
+};
+
+static void node_run(void *data, async_cookie_t cookie);
+
+/* -------------------------------------------------------------- helpers */
+
+static char *strdup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static double ms_since(uint64_t t0, uint64_t t)
+{
+	return t >= t0 ? (double)(t - t0) / 1e6 : 0.0;
+}
+
+static const char *node_label(const struct ap_node *n)
+{
+	if (n->discovery)
+		return "discovery";
+	return n->devname ? n->devname : n->sysname ? n->sysname : "?";
+}
+
+static void node_free(struct ap_node *n)
+{
+	size_t i;
+
+	if (!n)
+		return;
+	free(n->syspath);
+	free(n->sysname);
+	free(n->subsystem);
+	free(n->modalias);
+	free(n->driver);
+	free(n->devname);
+	free(n->devnode);
+	free(n->error_what);
+	ap_fsinfo_clear(&n->fs);
+	for (i = 0; i < n->n_loads; i++)
+		ap_modload_clear(&n->loads[i]);
+	free(n->loads);
+	free(n->children);
+	ap_found_list_free(&n->found);
+	free(n);
+}
+
+/* Fill the plain-data description of a node from its udev device. */
+static void node_describe(struct ap_node *n, struct udev_device *dev)
+{
+	const char *devnode = udev_device_get_devnode(dev);
+	const char *dn = udev_device_get_property_value(dev, "DEVNAME");
+
+	free(n->sysname);
+	n->sysname = strdup_or_null(udev_device_get_sysname(dev));
+	free(n->subsystem);
+	n->subsystem = strdup_or_null(udev_device_get_subsystem(dev));
+	free(n->modalias);
+	n->modalias = strdup_or_null(udev_device_get_property_value(dev, "MODALIAS"));
+	free(n->driver);
+	n->driver = strdup_or_null(udev_device_get_driver(dev));
+	if (n->kind == AP_KIND_DISK || n->kind == AP_KIND_PARTITION) {
+		free(n->devnode);
+		n->devnode = strdup_or_null(devnode);
+		free(n->devname);
+		if (dn && dn[0] != '/')
+			n->devname = strdup(dn);
+		else if (devnode && strncmp(devnode, "/dev/", 5) == 0)
+			n->devname = strdup(devnode + 5);
+		else
+			n->devname = strdup_or_null(udev_device_get_sysname(dev));
+		if (n->kind == AP_KIND_PARTITION) {
+			const char *p = udev_device_get_sysattr_value(dev, "partition");
+
+			n->partnum = p ? (unsigned int)strtoul(p, NULL, 10) : 0;
+		}
+	}
+}
+
+/*
+ * Register a device (dedup by syspath).  Returns the new node, or NULL when
+ * it is known already (or on OOM).  Engine lock held by the caller.
+ */
+static struct ap_node *node_register_locked(struct ap_engine *e, const char *syspath,
+					    enum ap_kind kind, struct ap_node *parent)
+{
+	struct ap_node *n;
+	size_t i;
+
+	for (i = 0; i < e->n_nodes; i++)
+		if (e->nodes[i]->syspath && strcmp(e->nodes[i]->syspath, syspath) == 0)
+			return NULL;
+	if (e->n_nodes == e->allocated) {
+		size_t na = e->allocated ? e->allocated * 2 : 64;
+		struct ap_node **v = realloc(e->nodes, na * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		e->nodes = v;
+		e->allocated = na;
+	}
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return NULL;
+	n->syspath = strdup(syspath);
+	if (!n->syspath) {
+		free(n);
+		return NULL;
+	}
+	n->e = e;
+	n->kind = kind;
+	n->parent = parent;
+	e->nodes[e->n_nodes++] = n;
+	return n;
+}
+
+static struct ap_node *node_find_locked(struct ap_engine *e, const char *syspath)
+{
+	size_t i;
+
+	for (i = 0; i < e->n_nodes; i++)
+		if (e->nodes[i]->syspath && strcmp(e->nodes[i]->syspath, syspath) == 0)
+			return e->nodes[i];
+	return NULL;
+}
+
+/*
+ * Hand a node to libasync.  From inside a call this is the call's last act
+ * (rule ii).  Sequentially it only queues (rule iii); the top level drains.
+ */
+static void ap_spawn(struct ap_engine *e, struct ap_node *n)
+{
+	pthread_mutex_lock(&e->lock);
+	n->state = NODE_SPAWNED;
+	n->t_spawn = ap_now_ns();
+	e->pending++;
+	if (!e->parallel) {
+		n->fifo_next = NULL;
+		if (e->fifo_tail)
+			e->fifo_tail->fifo_next = n;
+		else
+			e->fifo_head = n;
+		e->fifo_tail = n;
+		pthread_cond_broadcast(&e->cond);
+		pthread_mutex_unlock(&e->lock);
+		return;
+	}
+	pthread_mutex_unlock(&e->lock);
+	async_schedule(node_run, n);
+}
+
+/* Sequential mode: run queued calls, in FIFO order, from the top level. */
+static void drain(struct ap_engine *e)
+{
+	for (;;) {
+		struct ap_node *n;
+
+		pthread_mutex_lock(&e->lock);
+		n = e->fifo_head;
+		if (n) {
+			e->fifo_head = n->fifo_next;
+			if (!e->fifo_head)
+				e->fifo_tail = NULL;
+		}
+		pthread_mutex_unlock(&e->lock);
+		if (!n)
+			return;
+		async_schedule(node_run, n);
+	}
+}
+
+/* ------------------------------------------------------------- progress */
+
+static void progress_update(struct ap_engine *e, const struct ap_node *n)
+{
+	unsigned int done, total;
+	char line[200];
+
+	if (!e->progress)
+		return;
+	pthread_mutex_lock(&e->lock);
+	done = e->done;
+	total = (unsigned int)e->n_nodes;
+	pthread_mutex_unlock(&e->lock);
+	snprintf(line, sizeof(line), "asyncprobe: [%u/%u] %s %s", done, total,
+		 n->discovery ? "discovery" : ap_kind_to_string(n->kind),
+		 n->discovery ? "" : node_label(n));
+	ap_log_progress(line);
+}
+
+static void progress_clear(struct ap_engine *e)
+{
+	if (e->progress)
+		ap_log_progress(NULL);
+}
+
+/* ---------------------------------------------------------------- waits */
+
+struct wait_ctx {
+	struct udev *udev;
+	const char *syspath;
+	const char *subsystem;
+	const char *devtype;
+};
+
+/* Does @syspath have a descendant in @subsystem (and @devtype)? */
+static bool has_child(struct udev *udev, const char *syspath, const char *subsystem,
+		      const char *devtype)
+{
+	struct udev_enumerate *en;
+	struct udev_device *parent;
+	struct udev_list_entry *item;
+	bool found = false;
+
+	parent = udev_device_new_from_syspath(udev, syspath);
+	if (!parent)
+		return false;
+	en = udev_enumerate_new(udev);
+	if (!en) {
+		udev_device_unref(parent);
+		return false;
+	}
+	udev_enumerate_add_match_parent(en, parent);
+	udev_enumerate_add_match_subsystem(en, subsystem);
+	if (udev_enumerate_scan_devices(en) >= 0)
+		udev_list_entry_foreach(item, udev_enumerate_get_list_entry(en)) {
+			struct udev_device *d;
+			const char *t;
+
+			if (strcmp(udev_list_entry_get_name(item), syspath) == 0)
+				continue;
+			if (!devtype) {
+				found = true;
+				break;
+			}
+			d = udev_device_new_from_syspath(udev, udev_list_entry_get_name(item));
+			if (!d)
+				continue;
+			t = udev_device_get_devtype(d);
+			found = t && strcmp(t, devtype) == 0;
+			udev_device_unref(d);
+			if (found)
+				break;
+		}
+	udev_enumerate_unref(en);
+	udev_device_unref(parent);
+	return found;
+}
+
+static bool pred_has_child(void *data)
+{
+	struct wait_ctx *w = data;
+
+	return has_child(w->udev, w->syspath, w->subsystem, w->devtype);
+}
+
+static bool pred_driver_bound(void *data)
+{
+	struct wait_ctx *w = data;
+	struct udev_device *d = udev_device_new_from_syspath(w->udev, w->syspath);
+	bool r;
+
+	if (!d)
+		return false;
+	r = udev_device_get_driver(d) != NULL;
+	udev_device_unref(d);
+	return r;
+}
+
+/* NVMe: the controller's class device is live and has a namespace. */
+static bool pred_nvme_ready(void *data)
+{
+	struct wait_ctx *w = data;
+	struct udev_enumerate *en = udev_enumerate_new(w->udev);
+	struct udev_device *parent = udev_device_new_from_syspath(w->udev, w->syspath);
+	struct udev_list_entry *item;
+	bool ready = false;
+
+	if (!en || !parent)
+		goto out;
+	udev_enumerate_add_match_parent(en, parent);
+	udev_enumerate_add_match_subsystem(en, "nvme");
+	if (udev_enumerate_scan_devices(en) < 0)
+		goto out;
+	udev_list_entry_foreach(item, udev_enumerate_get_list_entry(en)) {
+		const char *path = udev_list_entry_get_name(item);
+		struct udev_device *c = udev_device_new_from_syspath(w->udev, path);
+		const char *state;
+
+		if (!c)
+			continue;
+		state = udev_device_get_sysattr_value(c, "state");
+		if (state && strncmp(state, "live", 4) == 0 &&
+		    has_child(w->udev, path, "block", "disk"))
+			ready = true;
+		udev_device_unref(c);
+		if (ready)
+			break;
+	}
+out:
+	if (en)
+		udev_enumerate_unref(en);
+	if (parent)
+		udev_device_unref(parent);
+	return ready;
+}
+
+/* How long a controller may take to bind once its module is in. */
+#define AP_BIND_GRACE_MS 1000
+
+static void node_fail(struct ap_node *n, int error, const char *what)
+{
+	if (n->error)
+		return;
+	n->error = error;
+	n->error_what = strdup(what);
+}
+
+/* --------------------------------------------------------------- children */
+
+/*
+ * NVMe native multipath: the namespace's disk (nvme0n1) lives below
+ * /sys/devices/virtual/nvme-subsystem, and the controller holds only a
+ * hidden path device (nvme0c0n1).  The head lists its paths in its
+ * "multipath" directory, a relation libudev does not expose; look for it.
+ */
+static void collect_nvme_heads(struct udev *udev, struct ap_node *n, struct ap_found_list *out)
+{
+	struct udev_enumerate *en = udev_enumerate_new(udev);
+	struct udev_list_entry *item;
+
+	if (!en)
+		return;
+	udev_enumerate_add_match_subsystem(en, "block");
+	udev_enumerate_add_match_property(en, "DEVTYPE", "disk");
+	if (udev_enumerate_scan_devices(en) < 0)
+		goto out;
+	udev_list_entry_foreach(item, udev_enumerate_get_list_entry(en)) {
+		const char *head = udev_list_entry_get_name(item);
+		struct udev_enumerate *pe;
+		struct udev_device *ctrl;
+		struct udev_list_entry *pi;
+
+		if (!strstr(head, "/nvme-subsystem/"))
+			continue;
+		ctrl = udev_device_new_from_syspath(udev, n->syspath);
+		pe = udev_enumerate_new(udev);
+		if (!ctrl || !pe) {
+			if (ctrl)
+				udev_device_unref(ctrl);
+			if (pe)
+				udev_enumerate_unref(pe);
+			continue;
+		}
+		udev_enumerate_add_match_parent(pe, ctrl);
+		udev_enumerate_add_match_subsystem(pe, "block");
+		if (udev_enumerate_scan_devices(pe) >= 0)
+			udev_list_entry_foreach(pi, udev_enumerate_get_list_entry(pe)) {
+				const char *p = udev_list_entry_get_name(pi), *base = strrchr(p, '/');
+				char link[PATH_MAX];
+
+				if (!base)
+					continue;
+				snprintf(link, sizeof(link), "%s/multipath/%s", head, base + 1);
+				if (access(link, F_OK) == 0) {
+					struct udev_device *hd = udev_device_new_from_syspath(udev, head);
+
+					if (hd && ap_classify(hd, false, false) == AP_KIND_DISK) {
+						struct ap_found *v = realloc(out->v, (out->n + 1) * sizeof(*v));
+
+						if (v) {
+							out->v = v;
+							memset(&v[out->n], 0, sizeof(v[0]));
+							v[out->n].syspath = strdup(head);
+							v[out->n].devpath = strdup(udev_device_get_devpath(hd));
+							v[out->n].kind = AP_KIND_DISK;
+							if (v[out->n].syspath && v[out->n].devpath)
+								out->n++;
+							out->allocated = out->n;
+						}
+					}
+					if (hd)
+						udev_device_unref(hd);
+					break;
+				}
+			}
+		udev_enumerate_unref(pe);
+		udev_device_unref(ctrl);
+	}
+out:
+	udev_enumerate_unref(en);
+}
+
+/*
+ * Enumerate the devices @n owns (slow part; before the sync).  They are
+ * registered as its children only after the sync (adopt_children()), so
+ * when two parents could claim one device (an NVMe multipath head behind
+ * two controllers) the lower cookie wins, in every mode.
+ */
+static void collect_children(struct udev *udev, struct ap_node *n)
+{
+	struct ap_engine *e = n->e;
+	int r;
+
+	/* From here on a new device below @n is a hotplug (see hotplug_one()). */
+	pthread_mutex_lock(&e->lock);
+	n->state = NODE_COLLECTED;
+	pthread_mutex_unlock(&e->lock);
+
+	r = ap_enumerate(udev, n->discovery ? NULL : n->syspath, ap_cfg.all_modules,
+			 ap_cfg.include_loop, &n->found);
+	if (r < 0) {
+		log_error("%s: cannot enumerate devices: %s", node_label(n), strerror(-r));
+		node_fail(n, r, "enumeration failed");
+		return;
+	}
+	if (n->driver && strcmp(n->driver, "nvme") == 0) {
+		collect_nvme_heads(udev, n, &n->found);
+		ap_found_list_sort(&n->found);
+	}
+}
+
+/* After the sync: register what collect_children() found, skipping known devices. */
+static void adopt_children(struct udev *udev, struct ap_node *n)
+{
+	struct ap_engine *e = n->e;
+	size_t i;
+
+	n->children = calloc(n->found.n ? n->found.n : 1, sizeof(*n->children));
+	if (!n->children) {
+		ap_found_list_free(&n->found);
+		return;
+	}
+	pthread_mutex_lock(&e->lock);
+	for (i = 0; i < n->found.n; i++) {
+		struct ap_node *c = node_register_locked(e, n->found.v[i].syspath,
+							 n->found.v[i].kind, n);
+
+		if (c)
+			n->children[n->n_children++] = c;
+	}
+	pthread_mutex_unlock(&e->lock);
+	for (i = 0; i < n->n_children; i++) {
+		struct udev_device *d = udev_device_new_from_syspath(udev, n->children[i]->syspath);
+
+		if (d) {
+			node_describe(n->children[i], d);
+			udev_device_unref(d);
+		}
+	}
+	ap_found_list_free(&n->found);
+}
+
+/* ------------------------------------------------------------- the calls */
+
+static void sync_own_cookie(struct ap_node *n)
+{
+	n->t_sync0 = ap_now_ns();
+	async_synchronize_cookie(n->cookie);
+	n->t_sync1 = ap_now_ns();
+	ap_trace_phase(n->cookie, "sync", n->t_sync0, n->t_sync1);
+}
+
+static void load_modules(struct ap_node *n, const char *who)
+{
+	struct ap_engine *e = n->e;
+	uint64_t t0;
+
+	if (!e->modules_on || !n->modalias || !*n->modalias)
+		return;
+	t0 = ap_now_ns();
+	n->mod_failed += ap_modules_load_alias(e->mods, n->modalias, who, &n->loads, &n->n_loads);
+	ap_trace_phase(n->cookie, "modprobe", t0, ap_now_ns());
+}
+
+static bool any_module_ok(const struct ap_node *n)
+{
+	size_t i;
+
+	for (i = 0; i < n->n_loads; i++)
+		if (n->loads[i].result == AP_MOD_OK || n->loads[i].result == AP_MOD_BUILTIN)
+			return true;
+	return false;
+}
+
+static void run_discovery(struct ap_node *n, struct udev *udev)
+{
+	collect_children(udev, n);
+	log_info("discovery: %zu controllers and devices without one", n->found.n);
+}
+
+static void run_controller(struct ap_node *n, struct udev *udev)
+{
+	struct wait_ctx w = { .udev = udev, .syspath = n->syspath };
+	unsigned int timeout = ap_cfg.device_timeout_ms;
+	struct udev_device *d;
+	uint64_t t0;
+
+	load_modules(n, n->sysname);
+
+	if (!ap_cfg.dry_run) {
+		t0 = ap_now_ns();
+		/*
+		 * When init_module() returns, the driver has probed the devices
+		 * that exist (the kernel waits for asynchronous probes too,
+		 * unless async_probe was requested), so binding is mostly
+		 * decided; the grace covers a device caught between its "add"
+		 * and its probe.  A driver may also decline a device.
+		 */
+		if (n->driver || any_module_ok(n)) {
+			unsigned int grace = timeout < AP_BIND_GRACE_MS ? timeout : AP_BIND_GRACE_MS;
+
+			if (ap_monitor_wait(n->e->mon, pred_driver_bound, &w, grace) < 0)
+				log_info("%s: no driver bound after %u ms", n->sysname, grace);
+		}
+		d = udev_device_new_from_syspath(udev, n->syspath);
+		if (d) {
+			free(n->driver);
+			n->driver = strdup_or_null(udev_device_get_driver(d));
+			udev_device_unref(d);
+		}
+		if (n->driver && strcmp(n->driver, "nvme") == 0) {
+			/* namespaces are scanned from a workqueue once the controller is live */
+			if (ap_monitor_wait(n->e->mon, pred_nvme_ready, &w, timeout) < 0)
+				log_warning("%s: NVMe controller not live with a namespace after %u ms",
+					    n->sysname, timeout);
+		} else if (n->driver && (strcmp(n->driver, "usb-storage") == 0 ||
+					 strcmp(n->driver, "uas") == 0)) {
+			/* usb-storage scans from delayed work, after init_module returned */
+			w.subsystem = "scsi";
+			w.devtype = "scsi_device";
+			if (ap_monitor_wait(n->e->mon, pred_has_child, &w, timeout) < 0)
+				log_warning("%s: no SCSI device after %u ms", n->sysname, timeout);
+		}
+		ap_trace_phase(n->cookie, "wait", t0, ap_now_ns());
+	}
+	log_info("controller %s%s%s%s", n->sysname, n->driver ? " [" : "",
+		 n->driver ? n->driver : "", n->driver ? "]" : "");
+	collect_children(udev, n);
+}
+
+static void run_scsi(struct ap_node *n, struct udev *udev)
+{
+	struct wait_ctx w = { .udev = udev, .syspath = n->syspath, .subsystem = "block",
+			      .devtype = "disk" };
+	struct udev_device *d;
+	const char *type;
+	unsigned long t = ~0UL;
+	uint64_t t0;
+
+	load_modules(n, n->sysname);
+	d = udev_device_new_from_syspath(udev, n->syspath);
+	if (d) {
+		type = udev_device_get_sysattr_value(d, "type");
+		if (type)
+			t = strtoul(type, NULL, 10);
+		udev_device_unref(d);
+	}
+	/* disk, optical, RBC: a block device follows, sd_mod probes asynchronously */
+	if (!ap_cfg.dry_run && (t == 0 || t == 5 || t == 7 || t == 0xe) &&
+	    (n->driver || any_module_ok(n))) {
+		t0 = ap_now_ns();
+		if (ap_monitor_wait(n->e->mon, pred_has_child, &w, ap_cfg.device_timeout_ms) < 0) {
+			log_warning("%s: no block device after %u ms", n->sysname,
+				    ap_cfg.device_timeout_ms);
+			node_fail(n, -ETIMEDOUT, "no block device");
+		}
+		ap_trace_phase(n->cookie, "wait", t0, ap_now_ns());
+	}
+	d = udev_device_new_from_syspath(udev, n->syspath);
+	if (d) {
+		free(n->driver);
+		n->driver = strdup_or_null(udev_device_get_driver(d));
+		udev_device_unref(d);
+	}
+	collect_children(udev, n);
+}
+
+static void print_new_links(struct ap_engine *e)
+{
+	size_t i, n;
+
+	if (!e->links)
+		return;
+	pthread_mutex_lock(&e->out_lock);
+	n = ap_links_log_size(e->links);
+	for (i = e->links_printed; i < n; i++) {
+		const struct ap_link_event *ev = ap_links_log_get(e->links, i);
+
+		if (!ev)
+			continue;
+		log_info("link %s: %s -> %s%s%s (cookie %llu)", ap_link_action_to_string(ev->action),
+			 ev->name ? ev->name : "?", ev->target ? ev->target : "?",
+			 ev->owner ? ", kept by " : "", ev->owner ? ev->owner : "",
+			 (unsigned long long)ev->cookie);
+	}
+	e->links_printed = n;
+	pthread_mutex_unlock(&e->out_lock);
+}
+
+static void run_block(struct ap_node *n, struct udev *udev)
+{
+	struct ap_engine *e = n->e;
+	struct ap_namelist names = {};
+	struct udev_device *d;
+	uint64_t t0;
+	int r;
+
+	t0 = ap_now_ns();
+	if (n->devnode) {
+		n->probe_r = ap_probe_device(n->devnode, &n->fs);
+		if (n->probe_r < 0) {
+			log_warning("%s: cannot probe %s: %s", n->devname, n->devnode,
+				    strerror(-n->probe_r));
+			node_fail(n, n->probe_r, "probe failed");
+		}
+	} else {
+		node_fail(n, -ENODEV, "no device node");
+	}
+	ap_trace_phase(n->cookie, "probe", t0, ap_now_ns());
+
+	d = udev_device_new_from_syspath(udev, n->syspath);
+	if (d && e->links) {
+		/* Names are pure computation (and SG_IO inquiries): before the sync. */
+		t0 = ap_now_ns();
+		r = ap_names_for_device(d, &n->fs, &names);
+		if (r < 0)
+			log_warning("%s: cannot compute link names: %s", n->devname, strerror(-r));
+		ap_trace_phase(n->cookie, "names", t0, ap_now_ns());
+	}
+	if (n->kind == AP_KIND_DISK)
+		collect_children(udev, n);
+	if (d)
+		udev_device_unref(d);
+
+	log_info("%s %s: %s%s%s%s%s", ap_kind_to_string(n->kind), n->devname,
+		 n->fs.type ? n->fs.type : n->fs.pttype ? n->fs.pttype : "-",
+		 n->fs.label ? " label=" : "", n->fs.label ? n->fs.label : "",
+		 n->fs.uuid ? " uuid=" : "", n->fs.uuid ? n->fs.uuid : "");
+
+	sync_own_cookie(n);
+
+	if (e->links && n->devname) {
+		t0 = ap_now_ns();
+		n->links_failed = ap_links_publish(e->links, n->cookie, n->devname,
+						   n->kind == AP_KIND_PARTITION && n->parent
+						   ? n->parent->devname : NULL, &names);
+		ap_trace_phase(n->cookie, "links", t0, ap_now_ns());
+		print_new_links(e);
+		pthread_mutex_lock(&e->lock);
+		e->publish_seq++;
+		pthread_cond_broadcast(&e->cond);
+		pthread_mutex_unlock(&e->lock);
+	}
+	ap_namelist_free(&names);
+}
+
+static void node_run(void *data, async_cookie_t cookie)
+{
+	struct ap_node *n = data;
+	struct ap_engine *e = n->e;
+	struct udev *udev;
+	size_t i;
+	char label[300];
+
+	n->t_start = ap_now_ns();
+	pthread_mutex_lock(&e->lock);
+	n->cookie = cookie;
+	n->state = NODE_RUNNING;
+	pthread_mutex_unlock(&e->lock);
+
+	snprintf(label, sizeof(label), "%s", node_label(n));
+	ap_trace_label(cookie, n->discovery ? "discover" : ap_kind_to_string(n->kind), label);
+	progress_update(e, n);
+
+	udev = udev_new();
+	if (!udev) {
+		node_fail(n, -ENOMEM, "out of memory");
+		sync_own_cookie(n);
+	} else {
+		if (n->discovery)
+			run_discovery(n, udev);
+		else if (n->kind == AP_KIND_CONTROLLER)
+			run_controller(n, udev);
+		else if (n->kind == AP_KIND_SCSI)
+			run_scsi(n, udev);
+		else
+			run_block(n, udev);
+		/* run_block synchronized before publishing */
+		if (n->t_sync1 == 0)
+			sync_own_cookie(n);
+		adopt_children(udev, n);
+		udev_unref(udev);
+	}
+
+	/* Rule (ii): children are spawned last, in topological order. */
+	for (i = 0; i < n->n_children; i++)
+		ap_spawn(e, n->children[i]);
+
+	n->t_end = ap_now_ns();
+	pthread_mutex_lock(&e->lock);
+	n->state = NODE_DONE;
+	e->done++;
+	e->pending--;
+	pthread_cond_broadcast(&e->cond);
+	pthread_mutex_unlock(&e->lock);
+	progress_update(e, n);
+	ap_monitor_kick(e->mon);
+}
+
+/* -------------------------------------------------------------- hotplug */
+
+static void hotplug_one(struct ap_engine *e, const char *syspath)
+{
+	struct udev *udev = udev_new();
+	struct udev_device *d, *owner;
+	struct ap_node *parent = NULL, *n = NULL;
+	enum ap_kind kind;
+
+	if (!udev)
+		return;
+	d = udev_device_new_from_syspath(udev, syspath);
+	if (!d)
+		goto out;
+	kind = ap_classify(d, ap_cfg.all_modules, ap_cfg.include_loop);
+	if (kind == AP_KIND_NONE)
+		goto out;
+	owner = ap_owner(d, ap_cfg.all_modules, ap_cfg.include_loop);
+
+	pthread_mutex_lock(&e->lock);
+	if (owner) {
+		parent = node_find_locked(e, udev_device_get_syspath(owner));
+		/* a parent that has not enumerated yet will find it itself */
+		if (parent && parent->state < NODE_COLLECTED) {
+			pthread_mutex_unlock(&e->lock);
+			goto out;
+		}
+	}
+	if (kind == AP_KIND_PARTITION && !parent) {
+		/* a partition of a disk we do not handle */
+		pthread_mutex_unlock(&e->lock);
+		goto out;
+	}
+	n = node_register_locked(e, syspath, kind, parent);
+	if (n)
+		n->hotplug = true;
+	pthread_mutex_unlock(&e->lock);
+	if (n) {
+		node_describe(n, d);
+		log_info("hotplug: %s %s", ap_kind_to_string(kind), node_label(n));
+		ap_spawn(e, n);
+	}
+out:
+	if (d)
+		udev_device_unref(d);
+	udev_unref(udev);
+}
+
+static void on_uevent(const char *action, const char *syspath, void *userdata)
+{
+	struct ap_engine *e = userdata;
+	char **v;
+
+	if (strcmp(action, "add") != 0)
+		return;
+	pthread_mutex_lock(&e->lock);
+	if (e->finished) {
+		pthread_mutex_unlock(&e->lock);
+		return;
+	}
+	if (!e->coldplug_done) {
+		v = realloc(e->backlog, (e->n_backlog + 1) * sizeof(*v));
+		if (v) {
+			e->backlog = v;
+			v[e->n_backlog] = strdup(syspath);
+			if (v[e->n_backlog])
+				e->n_backlog++;
+		}
+		pthread_mutex_unlock(&e->lock);
+		return;
+	}
+	pthread_mutex_unlock(&e->lock);
+	hotplug_one(e, syspath);
+}
+
+/*
+ * Called when the coldplug tree is complete (pending reached 0 for the
+ * first time): devices seen by the monitor meanwhile that nobody claimed
+ * are hotplug.
+ */
+static void coldplug_complete(struct ap_engine *e)
+{
+	char **backlog;
+	size_t n, i;
+
+	pthread_mutex_lock(&e->lock);
+	if (e->coldplug_done) {
+		pthread_mutex_unlock(&e->lock);
+		return;
+	}
+	e->coldplug_done = true;
+	backlog = e->backlog;
+	n = e->n_backlog;
+	e->backlog = NULL;
+	e->n_backlog = 0;
+	pthread_mutex_unlock(&e->lock);
+	ap_trace_mark(0, "coldplug complete", ap_now_ns());
+	for (i = 0; i < n; i++) {
+		hotplug_one(e, backlog[i]);
+		free(backlog[i]);
+	}
+	free(backlog);
+}
+
+/*
+ * The top level's loop: drain the FIFO (sequential mode) and wait until
+ * nothing is pending, or @until returns true, or @deadline_ns passes.
+ */
+static void settle(struct ap_engine *e, bool (*until)(struct ap_engine *, const void *),
+		   const void *arg, uint64_t deadline_ns)
+{
+	struct timespec ts;
+
+	for (;;) {
+		bool idle;
+
+		drain(e);
+		pthread_mutex_lock(&e->lock);
+		idle = e->pending == 0 && !e->fifo_head;
+		pthread_mutex_unlock(&e->lock);
+		if (idle) {
+			bool was = e->coldplug_done;
+
+			coldplug_complete(e);
+			if (!was)
+				continue;   /* the backlog may have spawned something */
+		}
+		if (until && until(e, arg))
+			return;
+		if (idle)
+			return;
+		pthread_mutex_lock(&e->lock);
+		while (e->pending > 0 && !e->fifo_head) {
+			uint64_t seq = e->publish_seq;
+			unsigned int pend = e->pending;
+
+			if (deadline_ns) {
+				if (ap_now_ns() >= deadline_ns)
+					break;
+				ts.tv_sec = (time_t)(deadline_ns / 1000000000ULL);
+				ts.tv_nsec = (long)(deadline_ns % 1000000000ULL);
+				pthread_cond_timedwait(&e->cond, &e->lock, &ts);
+			} else {
+				pthread_cond_wait(&e->cond, &e->lock);
+			}
+			if (until && (e->publish_seq != seq || e->pending != pend))
+				break;
+		}
+		pthread_mutex_unlock(&e->lock);
+		if (deadline_ns && ap_now_ns() >= deadline_ns)
+			return;
+	}
+}
+
+/* ---------------------------------------------------------------- API */
 
 int ap_engine_start(struct ap_engine **ret)
 {
-	*ret = calloc(1, sizeof(struct ap_engine));
-	return *ret ? 0 : -ENOMEM;
+	struct ap_engine *e;
+	struct ap_node *disc;
+	pthread_condattr_t ca;
+	char *bl = NULL;
+	int r;
+
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	pthread_mutex_init(&e->lock, NULL);
+	pthread_mutex_init(&e->out_lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&e->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	e->t0 = ap_now_ns();
+
+	if (ap_cmdline_read(&e->cmdline) < 0)
+		e->cmdline = NULL;
+	if (ap_cfg.fastboot < 0)
+		e->fastboot = e->cmdline && ap_cmdline_get(e->cmdline, "fastboot", NULL);
+	else
+		e->fastboot = ap_cfg.fastboot > 0;
+	async_set_enabled(e->fastboot);
+	/*
+	 * What the library does, not what was asked: if it runs calls inline
+	 * anyway (built without threads), rule (iii) must apply.
+	 */
+	e->parallel = async_get_enabled();
+	if (e->fastboot && !e->parallel)
+		log_info("fastboot requested, but libasync runs calls synchronously");
+	if (ap_cfg.max_threads)
+		async_set_max_threads(ap_cfg.max_threads);
+	if (ap_cfg.trace_file || ap_cfg.plot_file)
+		ap_trace_enable();
+	e->progress = ap_cfg.progress;
+
+	if (!ap_cfg.no_modules) {
+		r = ap_modules_new(&e->mods, ap_cfg.basedir, ap_cfg.modules_dir,
+				   ap_cfg.kernel_version, ap_cfg.modprobe_config, ap_cfg.dry_run);
+		if (r < 0 && (ap_cfg.basedir || ap_cfg.modules_dir || ap_cfg.kernel_version ||
+			      ap_cfg.modprobe_config)) {
+			/* an explicit tree that does not work is a configuration error */
+			log_error("module tree unusable: %s", strerror(-r));
+			ap_engine_free(e);
+			return r == -ENOENT ? -ENOENT : r;
+		}
+		if (r < 0)
+			log_warning("drivers cannot be loaded: built-in drivers only (see -b, --modules-dir)");
+		e->modules_on = r >= 0;
+		if (e->mods && e->cmdline && ap_cmdline_get(e->cmdline, "modprobe.blacklist", &bl) && bl) {
+			ap_modules_blacklist(e->mods, bl);
+			free(bl);
+		}
+	}
+	if (!ap_cfg.no_links) {
+		e->links = ap_links_new(ap_cfg.dev_dir, ap_cfg.dry_run);
+		if (!e->links) {
+			log_error("cannot set up links below %s", ap_cfg.dev_dir);
+			ap_engine_free(e);
+			return -ENOMEM;
+		}
+	}
+
+	/* The monitor first: nothing that appears during enumeration is missed. */
+	r = ap_monitor_start(&e->mon, on_uevent, e);
+	if (r < 0) {
+		log_warning("no kernel uevent monitor (%s): waits re-check every 20 ms",
+			    strerror(-r));
+		e->mon = NULL;
+	}
+
+	log_info("%s run%s, %s, device timeout %u ms", e->parallel ? "fastboot (concurrent)" :
+		 "sequential", ap_cfg.dry_run ? " (dry run)" : "",
+		 e->modules_on ? ap_modules_dir(e->mods) : "no module loading",
+		 ap_cfg.device_timeout_ms);
+
+	pthread_mutex_lock(&e->lock);
+	disc = node_register_locked(e, "", AP_KIND_NONE, NULL);
+	pthread_mutex_unlock(&e->lock);
+	if (!disc) {
+		ap_engine_free(e);
+		return -ENOMEM;
+	}
+	free(disc->syspath);
+	disc->syspath = NULL;   /* never matches a device */
+	disc->discovery = true;
+	ap_spawn(e, disc);      /* rule (i): cookie 1 */
+
+	/* Sequentially, everything runs here; concurrently, this returns at once. */
+	if (!e->parallel)
+		settle(e, NULL, NULL, 0);
+	*ret = e;
+	return 0;
+}
+
+struct path_arg {
+	char path[PATH_MAX];
+};
+
+static bool path_exists(struct ap_engine *e, const void *arg)
+{
+	const struct path_arg *p = arg;
+	struct stat st;
+
+	return stat(p->path, &st) == 0 || lstat(p->path, &st) == 0;
 }
 
 int ap_engine_wait_path(struct ap_engine *e, const char *relpath, unsigned int timeout_ms)
 {
-	return -ENOENT;
+	struct path_arg p;
+	uint64_t deadline = 0;
+	bool idle;
+
+	if (!e || !relpath)
+		return -EINVAL;
+	snprintf(p.path, sizeof(p.path), "%s/%s", ap_cfg.dev_dir, relpath);
+	if (timeout_ms != 0 && timeout_ms != UINT32_MAX)
+		deadline = ap_now_ns() + (uint64_t)timeout_ms * 1000000ULL;
+
+	for (;;) {
+		if (path_exists(e, &p))
+			return 0;
+		settle(e, path_exists, &p, deadline);
+		if (path_exists(e, &p))
+			return 0;
+		pthread_mutex_lock(&e->lock);
+		idle = e->pending == 0 && !e->fifo_head && e->coldplug_done;
+		pthread_mutex_unlock(&e->lock);
+		if (deadline && ap_now_ns() >= deadline)
+			return -ETIMEDOUT;
+		if (idle && timeout_ms == 0)
+			return -ENOENT;
+		if (idle) {
+			/* forever, or until the deadline: wait for hotplug */
+			struct timespec ts;
+
+			pthread_mutex_lock(&e->lock);
+			if (!e->fifo_head && e->pending == 0) {
+				if (deadline) {
+					ts.tv_sec = (time_t)(deadline / 1000000000ULL);
+					ts.tv_nsec = (long)(deadline % 1000000000ULL);
+					pthread_cond_timedwait(&e->cond, &e->lock, &ts);
+				} else {
+					pthread_cond_wait(&e->cond, &e->lock);
+				}
+			}
+			pthread_mutex_unlock(&e->lock);
+		}
+	}
+}
+
+/* ----------------------------------------------------------------- JSON */
+
+static void json_str(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
+	fputc('"', f);
+	while (*p) {
+		unsigned char c = *p;
+		size_t len = 0, i;
+
+		if (c == '"' || c == '\\') {
+			fprintf(f, "\\%c", c);
+			p++;
+			continue;
+		}
+		if (c < 0x20 || c == 0x7f) {
+			fprintf(f, "\\u%04x", c);
+			p++;
+			continue;
+		}
+		if (c < 0x80) {
+			fputc(c, f);
+			p++;
+			continue;
+		}
+		/* copy valid UTF-8; a stray byte becomes U+00XX */
+		if ((c & 0xe0) == 0xc0 && c >= 0xc2)
+			len = 2;
+		else if ((c & 0xf0) == 0xe0)
+			len = 3;
+		else if ((c & 0xf8) == 0xf0 && c <= 0xf4)
+			len = 4;
+		for (i = 1; len && i < len; i++)
+			if ((p[i] & 0xc0) != 0x80)
+				len = 0;
+		/* no overlong forms, no UTF-16 surrogates, nothing past U+10FFFF */
+		if ((len == 3 && c == 0xe0 && p[1] < 0xa0) ||
+		    (len == 3 && c == 0xed && p[1] >= 0xa0) ||
+		    (len == 4 && c == 0xf0 && p[1] < 0x90) ||
+		    (len == 4 && c == 0xf4 && p[1] >= 0x90))
+			len = 0;
+		if (!len) {
+			fprintf(f, "\\u%04x", c);
+			p++;
+			continue;
+		}
+		fwrite(p, 1, len, f);
+		p += len;
+	}
+	fputc('"', f);
+}
+
+static int node_cookie_cmp(const void *x, const void *y)
+{
+	const struct ap_node *a = *(struct ap_node *const *)x, *b = *(struct ap_node *const *)y;
+
+	if (a->cookie != b->cookie)
+		return a->cookie < b->cookie ? -1 : 1;
+	return 0;
+}
+
+static void json_fs(FILE *f, const struct ap_fsinfo *fs)
+{
+	static const char *const keys[] = {
+		"type", "usage", "uuid", "uuid_sub", "label", "version", "pttype", "ptuuid",
+		"part_entry_scheme", "part_entry_uuid", "part_entry_name", "part_entry_type",
+	};
+	const char *vals[] = {
+		fs->type, fs->usage, fs->uuid, fs->uuid_sub, fs->label, fs->version, fs->pttype,
+		fs->ptuuid, fs->part_entry_scheme, fs->part_entry_uuid, fs->part_entry_name,
+		fs->part_entry_type,
+	};
+	bool first = true;
+	size_t i;
+
+	fputs("{", f);
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (!vals[i])
+			continue;
+		fprintf(f, "%s\"%s\":", first ? "" : ",", keys[i]);
+		json_str(f, vals[i]);
+		first = false;
+	}
+	if (fs->part_entry_number)
+		fprintf(f, "%s\"part_entry_number\":%u", first ? "" : ",", fs->part_entry_number), first = false;
+	if (fs->ambivalent)
+		fprintf(f, "%s\"ambivalent\":true", first ? "" : ",");
+	fputs("}", f);
+}
+
+static void json_time(FILE *f, struct ap_engine *e, const struct ap_node *n)
+{
+	fprintf(f, ",\"time\":{\"spawn_ms\":%.3f,\"start_ms\":%.3f,\"sync_ms\":%.3f,"
+		"\"end_ms\":%.3f,\"sync_wait_ms\":%.3f}",
+		ms_since(e->t0, n->t_spawn), ms_since(e->t0, n->t_start),
+		ms_since(e->t0, n->t_sync0), ms_since(e->t0, n->t_end),
+		n->t_sync1 >= n->t_sync0 ? (double)(n->t_sync1 - n->t_sync0) / 1e6 : 0.0);
+}
+
+struct counts {
+	unsigned int controllers, devices, links, links_failed, mod_ok, mod_failed, errors;
+};
+
+static void count(struct ap_engine *e, struct ap_node **v, size_t nv, struct counts *c)
+{
+	size_t i, j, k;
+
+	memset(c, 0, sizeof(*c));
+	for (i = 0; i < nv; i++) {
+		struct ap_node *n = v[i];
+
+		if (n->discovery)
+			continue;
+		if (n->kind == AP_KIND_CONTROLLER)
+			c->controllers++;
+		else if (n->kind == AP_KIND_DISK || n->kind == AP_KIND_PARTITION)
+			c->devices++;
+		if (n->error)
+			c->errors++;
+		c->links_failed += (unsigned int)(n->links_failed > 0 ? n->links_failed : 0);
+		for (j = 0; j < n->n_loads; j++) {
+			bool seen = false;
+
+			/* count each module name once */
+			for (k = 0; k < i && !seen; k++) {
+				size_t m;
+
+				for (m = 0; m < v[k]->n_loads; m++)
+					if (strcmp(v[k]->loads[m].module, n->loads[j].module) == 0 &&
+					    v[k]->loads[m].result == n->loads[j].result)
+						seen = true;
+			}
+			for (k = 0; k < j && !seen; k++)
+				if (strcmp(n->loads[k].module, n->loads[j].module) == 0)
+					seen = true;
+			if (seen)
+				continue;
+			if (n->loads[j].result == AP_MOD_OK)
+				c->mod_ok++;
+			else if (n->loads[j].result == AP_MOD_FAILED)
+				c->mod_failed++;
+		}
+	}
+	if (e->links) {
+		size_t nl = ap_links_log_size(e->links);
+
+		for (i = 0; i < nl; i++) {
+			const struct ap_link_event *ev = ap_links_log_get(e->links, i);
+
+			if (ev && (ev->action == AP_LINK_CREATED || ev->action == AP_LINK_REPLACED ||
+				   ev->action == AP_LINK_UNCHANGED))
+				c->links++;
+		}
+	}
+}
+
+static int exit_status(const struct counts *c)
+{
+	return c->mod_failed || c->errors || c->links_failed ? AP_EXIT_DEGRADED : AP_EXIT_OK;
+}
+
+static int write_json(struct ap_engine *e, struct ap_node **v, size_t nv, const struct counts *c,
+		      const char *path)
+{
+	FILE *f;
+	size_t i, j, k;
+	bool first;
+	int r = 0;
+
+	if (strcmp(path, "-") == 0) {
+		f = stdout;
+	} else {
+		f = fopen(path, "we");
+		if (!f) {
+			r = -errno;
+			log_error("cannot write %s: %m", path);
+			return r;
+		}
+	}
+	fprintf(f, "{\n  \"asyncprobe\": \"%s\",\n", PACKAGE_VERSION);
+	/* everything that differs between modes is on this line or in "time" */
+	fprintf(f, "  \"run\": {\"fastboot\":%s,\"dry_run\":%s,\"modules_dir\":",
+		e->fastboot ? "true" : "false", ap_cfg.dry_run ? "true" : "false");
+	json_str(f, e->modules_on ? ap_modules_dir(e->mods) : NULL);
+	fputs(",\"dev_dir\":", f);
+	json_str(f, ap_cfg.dev_dir);
+	fputs(",\"chaos\":", f);
+	json_str(f, getenv("ASYNC_CHAOS"));
+	fputs("},\n", f);
+
+	fputs("  \"controllers\": [", f);
+	first = true;
+	for (i = 0; i < nv; i++) {
+		struct ap_node *n = v[i];
+
+		if (n->discovery || n->kind != AP_KIND_CONTROLLER)
+			continue;
+		fprintf(f, "%s\n    {\"cookie\":%llu,\"parent\":%llu,\"name\":", first ? "" : ",",
+			(unsigned long long)n->cookie,
+			(unsigned long long)(n->parent ? n->parent->cookie : 0));
+		json_str(f, n->sysname);
+		fputs(",\"subsystem\":", f);
+		json_str(f, n->subsystem);
+		fputs(",\"syspath\":", f);
+		json_str(f, n->syspath);
+		fputs(",\"modalias\":", f);
+		json_str(f, n->modalias);
+		fputs(",\"driver\":", f);
+		json_str(f, n->driver);
+		fprintf(f, ",\"hotplug\":%s", n->hotplug ? "true" : "false");
+		json_time(f, e, n);
+		fputs("}", f);
+		first = false;
+	}
+	fputs(first ? "],\n" : "\n  ],\n", f);
+
+	fputs("  \"modules\": [", f);
+	first = true;
+	for (i = 0; i < nv; i++) {
+		struct ap_node *n = v[i];
+
+		for (j = 0; j < n->n_loads; j++) {
+			struct ap_modload *l = &n->loads[j];
+
+			fprintf(f, "%s\n    {\"cookie\":%llu,\"device\":", first ? "" : ",",
+				(unsigned long long)n->cookie);
+			json_str(f, n->sysname);
+			fputs(",\"modalias\":", f);
+			json_str(f, n->modalias);
+			fputs(",\"module\":", f);
+			json_str(f, l->module);
+			fprintf(f, ",\"result\":\"%s\"", ap_modresult_to_string(l->result));
+			if (l->error)
+				fprintf(f, ",\"error\":\"%s\"", strerror(-l->error));
+			fputs(",\"chain\":[", f);
+			for (k = 0; k < l->n_chain; k++) {
+				fputs(k ? "," : "", f);
+				json_str(f, l->chain[k]);
+			}
+			fprintf(f, "],\"time\":{\"inserted\":%s,\"ms\":%.3f}}",
+				l->inserted ? "true" : "false",
+				l->t1_ns >= l->t0_ns ? (double)(l->t1_ns - l->t0_ns) / 1e6 : 0.0);
+			first = false;
+		}
+	}
+	fputs(first ? "],\n" : "\n  ],\n", f);
+
+	fputs("  \"devices\": [", f);
+	first = true;
+	for (i = 0; i < nv; i++) {
+		struct ap_node *n = v[i];
+
+		if (n->discovery || n->kind == AP_KIND_CONTROLLER)
+			continue;
+		fprintf(f, "%s\n    {\"cookie\":%llu,\"parent\":%llu,\"kind\":\"%s\",\"name\":",
+			first ? "" : ",", (unsigned long long)n->cookie,
+			(unsigned long long)(n->parent ? n->parent->cookie : 0),
+			ap_kind_to_string(n->kind));
+		json_str(f, n->devname ? n->devname : n->sysname);
+		fputs(",\"syspath\":", f);
+		json_str(f, n->syspath);
+		if (n->kind == AP_KIND_SCSI) {
+			fputs(",\"driver\":", f);
+			json_str(f, n->driver);
+		}
+		if (n->kind == AP_KIND_PARTITION)
+			fprintf(f, ",\"partition\":%u", n->partnum);
+		if (n->kind == AP_KIND_DISK || n->kind == AP_KIND_PARTITION) {
+			fputs(",\"fs\":", f);
+			json_fs(f, &n->fs);
+		}
+		fprintf(f, ",\"hotplug\":%s,\"status\":", n->hotplug ? "true" : "false");
+		if (n->error) {
+			fputs("\"", f);
+			fprintf(f, "%s: %s", n->error_what ? n->error_what : "error", strerror(-n->error));
+			fputs("\"", f);
+		} else {
+			fputs("\"ok\"", f);
+		}
+		json_time(f, e, n);
+		fputs("}", f);
+		first = false;
+	}
+	fputs(first ? "],\n" : "\n  ],\n", f);
+
+	fputs("  \"links\": [", f);
+	first = true;
+	if (e->links) {
+		size_t nl = ap_links_log_size(e->links);
+
+		for (i = 0; i < nl; i++) {
+			const struct ap_link_event *ev = ap_links_log_get(e->links, i);
+
+			if (!ev)
+				continue;
+			fprintf(f, "%s\n    {\"cookie\":%llu,\"action\":\"%s\",\"name\":", first ? "" : ",",
+				(unsigned long long)ev->cookie, ap_link_action_to_string(ev->action));
+			json_str(f, ev->name);
+			fputs(",\"target\":", f);
+			json_str(f, ev->target);
+			fputs(",\"owner\":", f);
+			json_str(f, ev->owner);
+			if (ev->error)
+				fprintf(f, ",\"error\":\"%s\"", strerror(-ev->error));
+			fputs("}", f);
+			first = false;
+		}
+	}
+	fputs(first ? "],\n" : "\n  ],\n", f);
+
+	fprintf(f, "  \"summary\": {\"controllers\":%u,\"devices\":%u,\"links\":%u,"
+		"\"links_failed\":%u,\"modules_loaded\":%u,\"modules_failed\":%u,"
+		"\"errors\":%u,\"exit_status\":%d,\"time\":{\"elapsed_ms\":%.3f}}\n}\n",
+		c->controllers, c->devices, c->links, c->links_failed, c->mod_ok, c->mod_failed,
+		c->errors, exit_status(c), ms_since(e->t0, e->t1));
+	if (f != stdout) {
+		if (fclose(f) != 0) {
+			r = -errno;
+			log_error("cannot write %s: %m", path);
+		}
+	} else {
+		fflush(f);
+	}
+	return r;
 }
 
 int ap_engine_finish(struct ap_engine *e)
 {
-	return AP_EXIT_OK;
+	struct ap_node **v;
+	struct counts c;
+	size_t nv;
+	int r, status;
+
+	if (!e)
+		return AP_EXIT_SYSTEM;
+	settle(e, NULL, NULL, 0);
+	pthread_mutex_lock(&e->lock);
+	e->finished = true;             /* later uevents are ignored */
+	pthread_mutex_unlock(&e->lock);
+	ap_monitor_stop(e->mon);        /* joins: no callback runs after this */
+	settle(e, NULL, NULL, 0);       /* hotplugs that slipped in meanwhile */
+	async_synchronize_full();
+	ap_monitor_free(e->mon);        /* no call waits on it any more */
+	e->mon = NULL;
+	r = async_quiesce();
+	if (r < 0)
+		log_warning("cannot stop the worker threads: %s", strerror(-r));
+	e->t1 = ap_now_ns();
+	progress_clear(e);
+	e->progress = false;
+
+	pthread_mutex_lock(&e->lock);
+	nv = e->n_nodes;
+	v = malloc((nv ? nv : 1) * sizeof(*v));
+	if (v)
+		memcpy(v, e->nodes, nv * sizeof(*v));
+	pthread_mutex_unlock(&e->lock);
+	if (!v)
+		return AP_EXIT_SYSTEM;
+	qsort(v, nv, sizeof(*v), node_cookie_cmp);
+	count(e, v, nv, &c);
+	status = exit_status(&c);
+
+	if (ap_cfg.json_file && write_json(e, v, nv, &c, ap_cfg.json_file) < 0)
+		status = status ?: AP_EXIT_DEGRADED;
+	if (ap_cfg.trace_file) {
+		r = ap_trace_write_chrome(ap_cfg.trace_file);
+		if (r < 0)
+			log_error("cannot write trace %s: %s", ap_cfg.trace_file, strerror(-r));
+	}
+	if (ap_cfg.plot_file) {
+		r = ap_trace_write_svg(ap_cfg.plot_file, "asyncprobe");
+		if (r < 0)
+			log_error("cannot write plot %s: %s", ap_cfg.plot_file, strerror(-r));
+	}
+	log_notice("%u controllers, %u devices, %u links, %u modules loaded, %u failed, "
+		   "%.0f ms (%s)%s", c.controllers, c.devices, c.links, c.mod_ok, c.mod_failed,
+		   ms_since(e->t0, e->t1), e->fastboot ? "fastboot" : "sequential",
+		   status == AP_EXIT_DEGRADED ? ", degraded" : "");
+	free(v);
+	return status;
 }
 
 struct ap_engine *ap_engine_free(struct ap_engine *e)
 {
+	size_t i;
+
+	if (!e)
+		return NULL;
+	if (e->mon) {
+		ap_monitor_stop(e->mon);
+		async_synchronize_full();
+		ap_monitor_free(e->mon);
+	}
+	for (i = 0; i < e->n_nodes; i++)
+		node_free(e->nodes[i]);
+	free(e->nodes);
+	for (i = 0; i < e->n_backlog; i++)
+		free(e->backlog[i]);
+	free(e->backlog);
+	ap_modules_free(e->mods);
+	ap_links_free(e->links);
+	free(e->cmdline);
+	pthread_cond_destroy(&e->cond);
+	pthread_mutex_destroy(&e->lock);
+	pthread_mutex_destroy(&e->out_lock);
 	free(e);
 	return NULL;
 }
 
 void ap_engine_dump_state(struct ap_engine *e, FILE *f)
 {
+	static const char *const states[] = { "new", "spawned", "running", "collected", "done" };
+	size_t i, j;
+
+	if (!e)
+		return;
+	pthread_mutex_lock(&e->lock);
+	fprintf(f, "asyncprobe: %zu devices known, %u pending, modules %s\n", e->n_nodes,
+		e->pending, e->modules_on ? ap_modules_dir(e->mods) : "not loaded");
+	for (i = 0; i < e->n_nodes; i++) {
+		struct ap_node *n = e->nodes[i];
+
+		if (n->discovery)
+			continue;
+		fprintf(f, "  [%llu] %-10s %-12s %s", (unsigned long long)n->cookie,
+			ap_kind_to_string(n->kind), node_label(n), states[n->state]);
+		/* what a running call is still writing is shown once it is done */
+		if (n->state != NODE_DONE) {
+			fputc('\n', f);
+			continue;
+		}
+		if (n->driver)
+			fprintf(f, " driver=%s", n->driver);
+		if (n->fs.type)
+			fprintf(f, " type=%s", n->fs.type);
+		for (j = 0; j < n->n_loads; j++)
+			fprintf(f, " %s:%s", n->loads[j].module, ap_modresult_to_string(n->loads[j].result));
+		if (n->error)
+			fprintf(f, " error: %s: %s", n->error_what ? n->error_what : "",
+				strerror(-n->error));
+		fputc('\n', f);
+	}
+	pthread_mutex_unlock(&e->lock);
 }

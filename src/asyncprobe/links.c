@@ -1,40 +1,577 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* STUB: to be replaced by the links work (issue 4). */
+/*
+ * The link registry: who owns each /dev/disk link, and the links on disk.
+ *
+ * Claims arrive in cookie order (each caller synchronized on its cookie
+ * first), so "first claimant keeps the link" is the same on every boot and
+ * in every mode.  The one exception is a partition claiming a link its own
+ * whole disk holds (a hybrid ISO's label is on both): the partition takes
+ * it, as udev's partition-runs-last outcome gives users.
+ *
+ * On disk a link is created as a relative symlink under a temporary name
+ * in its final directory and renamed over the old one, so a reader sees
+ * the old link or the new one, never none.  The directories are walked
+ * one component at a time with O_NOFOLLOW|O_DIRECTORY: a symlink planted
+ * at disk or disk/by-label is never followed.  Names come from
+ * ap_names_for_device(); any that ap_link_name_valid() refuses is logged
+ * and recorded as AP_LINK_REJECTED, never created.
+ *
+ * Links this registry has no claim for are left alone (udev does not
+ * remove links it has no record of either).
+ *
+ * Locking: one mutex, l->lock, guards everything in struct ap_links and
+ * is held for a whole ap_links_publish(), file system work included.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "asyncprobe.h"
 #include "names.h"
 
-struct ap_links { int dummy; };
+struct claim {
+	char *name;            /* relative to the dev dir */
+	char *owner;           /* devname of the device holding it */
+	char *owner_parent;    /* its whole disk, NULL for a disk */
+	async_cookie_t cookie; /* the owner's cookie */
+	char *claimants;       /* "sda (cookie 1), sdb (cookie 2)" for warnings */
+	struct claim *next;    /* hash chain */
+};
+
+struct ap_links {
+	pthread_mutex_t lock;
+	char *dev_dir;
+	bool dry_run;
+	int dir_fd;                  /* the dev dir, or -1 (dry run without it) */
+	struct claim **buckets;      /* lock */
+	size_t nbuckets, nclaims;    /* lock */
+	struct ap_link_event **log;  /* lock */
+	size_t nlog, alog;           /* lock */
+	unsigned long tmp_counter;   /* lock */
+};
+
+static uint64_t hash_name(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
 
 struct ap_links *ap_links_new(const char *dev_dir, bool dry_run)
 {
-	return calloc(1, sizeof(struct ap_links));
+	struct ap_links *l;
+
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return NULL;
+	l->dev_dir = strdup(dev_dir ? dev_dir : "/dev");
+	l->nbuckets = 256;
+	l->buckets = calloc(l->nbuckets, sizeof(*l->buckets));
+	if (!l->dev_dir || !l->buckets) {
+		free(l->dev_dir);
+		free(l->buckets);
+		free(l);
+		return NULL;
+	}
+	pthread_mutex_init(&l->lock, NULL);
+	l->dry_run = dry_run;
+	l->dir_fd = open(l->dev_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (l->dir_fd < 0 && !dry_run)
+		log_warning("cannot open %s: %s; links will fail", l->dev_dir, strerror(errno));
+	return l;
+}
+
+static void event_free(struct ap_link_event *e)
+{
+	if (!e)
+		return;
+	free(e->name);
+	free(e->target);
+	free(e->owner);
+	free(e);
 }
 
 struct ap_links *ap_links_free(struct ap_links *l)
 {
+	if (!l)
+		return NULL;
+	for (size_t i = 0; i < l->nbuckets; i++) {
+		struct claim *c = l->buckets[i];
+
+		while (c) {
+			struct claim *n = c->next;
+
+			free(c->name);
+			free(c->owner);
+			free(c->owner_parent);
+			free(c->claimants);
+			free(c);
+			c = n;
+		}
+	}
+	free(l->buckets);
+	for (size_t i = 0; i < l->nlog; i++)
+		event_free(l->log[i]);
+	free(l->log);
+	if (l->dir_fd >= 0)
+		close(l->dir_fd);
+	pthread_mutex_destroy(&l->lock);
+	free(l->dev_dir);
 	free(l);
 	return NULL;
+}
+
+static struct claim *claim_find(struct ap_links *l, const char *name)
+{
+	for (struct claim *c = l->buckets[hash_name(name) % l->nbuckets]; c; c = c->next)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+static void claims_grow(struct ap_links *l)
+{
+	size_t nb = l->nbuckets * 4;
+	struct claim **b = calloc(nb, sizeof(*b));
+
+	if (!b)
+		return; /* longer chains, still correct */
+	for (size_t i = 0; i < l->nbuckets; i++) {
+		struct claim *c = l->buckets[i];
+
+		while (c) {
+			struct claim *n = c->next;
+			size_t k = hash_name(c->name) % nb;
+
+			c->next = b[k];
+			b[k] = c;
+			c = n;
+		}
+	}
+	free(l->buckets);
+	l->buckets = b;
+	l->nbuckets = nb;
+}
+
+static struct claim *claim_add(struct ap_links *l, const char *name, const char *owner,
+			       const char *parent, async_cookie_t cookie)
+{
+	struct claim *c = calloc(1, sizeof(*c));
+	size_t k;
+
+	if (!c)
+		return NULL;
+	c->name = strdup(name);
+	c->owner = strdup(owner);
+	c->owner_parent = parent ? strdup(parent) : NULL;
+	c->cookie = cookie;
+	if (asprintf(&c->claimants, "%s (cookie %llu)", owner, (unsigned long long)cookie) < 0)
+		c->claimants = NULL;
+	if (!c->name || !c->owner || (parent && !c->owner_parent) || !c->claimants) {
+		free(c->name);
+		free(c->owner);
+		free(c->owner_parent);
+		free(c->claimants);
+		free(c);
+		return NULL;
+	}
+	if (l->nclaims >= l->nbuckets * 2)
+		claims_grow(l);
+	k = hash_name(name) % l->nbuckets;
+	c->next = l->buckets[k];
+	l->buckets[k] = c;
+	l->nclaims++;
+	return c;
+}
+
+static void claimants_append(struct claim *c, const char *dev, async_cookie_t cookie)
+{
+	char *n;
+
+	if (asprintf(&n, "%s, %s (cookie %llu)", c->claimants, dev, (unsigned long long)cookie) < 0)
+		return;
+	free(c->claimants);
+	c->claimants = n;
+}
+
+static int log_event(struct ap_links *l, async_cookie_t cookie, enum ap_link_action a,
+		     const char *name, const char *target, const char *owner, int error)
+{
+	struct ap_link_event *e;
+
+	if (l->nlog == l->alog) {
+		size_t na = l->alog ? l->alog * 2 : 64;
+		struct ap_link_event **nl = realloc(l->log, na * sizeof(*nl));
+
+		if (!nl)
+			return -ENOMEM;
+		l->log = nl;
+		l->alog = na;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->cookie = cookie;
+	e->action = a;
+	e->error = error;
+	e->name = strdup(name);
+	e->target = strdup(target);
+	e->owner = owner ? strdup(owner) : NULL;
+	if (!e->name || !e->target || (owner && !e->owner)) {
+		event_free(e);
+		return -ENOMEM;
+	}
+	l->log[l->nlog++] = e;
+	return 0;
+}
+
+/* A printable rendering of an untrusted name for log messages. */
+static void printable(const char *s, char *buf, size_t size)
+{
+	size_t j = 0;
+
+	for (; *s && j + 5 < size; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20 || c == 0x7f)
+			j += (size_t)snprintf(buf + j, size - j, "\\x%02x", c);
+		else
+			buf[j++] = (char)c;
+	}
+	if (*s && j + 4 < size) {
+		memcpy(buf + j, "...", 3);
+		j += 3;
+	}
+	buf[j] = '\0';
+}
+
+/* "../../sda1" for "disk/by-id/x" and "sda1" */
+static char *relative_target(const char *name, const char *devname)
+{
+	size_t depth = 0, n;
+	char *t, *p;
+
+	for (const char *s = name; *s; s++)
+		if (*s == '/')
+			depth++;
+	n = depth * 3 + strlen(devname) + 1;
+	t = malloc(n);
+	if (!t)
+		return NULL;
+	p = t;
+	for (size_t i = 0; i < depth; i++) {
+		memcpy(p, "../", 3);
+		p += 3;
+	}
+	strcpy(p, devname);
+	return t;
+}
+
+/*
+ * Open the directory holding @name's leaf, creating missing directories
+ * (unless @create is false), never following a symlink.  Returns an fd,
+ * -ENOENT when a directory is missing and !@create, or -errno.
+ */
+static int open_parent(struct ap_links *l, const char *name, bool create, const char **ret_leaf)
+{
+	_cleanup_free_ char *copy = strdup(name);
+	char *p, *slash;
+	int fd, r;
+
+	if (!copy)
+		return -ENOMEM;
+	if (l->dir_fd < 0)
+		return -EBADF;
+	fd = dup(l->dir_fd);
+	if (fd < 0)
+		return -errno;
+	p = copy;
+	while ((slash = strchr(p, '/'))) {
+		int nfd;
+
+		*slash = '\0';
+		if (create && mkdirat(fd, p, 0755) < 0 && errno != EEXIST) {
+			r = -errno;
+			close(fd);
+			return r;
+		}
+		nfd = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0) {
+			r = -errno;
+			close(fd);
+			/* a symlink or a file where a directory belongs */
+			return r == -ENOTDIR ? -ELOOP : r;
+		}
+		close(fd);
+		fd = nfd;
+		p = slash + 1;
+	}
+	*ret_leaf = name + (p - copy);
+	return fd;
+}
+
+/* What is at @leaf now: 1 the right link, 0 absent, 2 another link, <0 other thing/error */
+static int inspect_leaf(int dfd, const char *leaf, const char *target)
+{
+	char buf[PATH_MAX];
+	ssize_t n;
+	struct stat st;
+
+	n = readlinkat(dfd, leaf, buf, sizeof(buf) - 1);
+	if (n >= 0) {
+		buf[n] = '\0';
+		return strcmp(buf, target) == 0 ? 1 : 2;
+	}
+	if (errno == ENOENT)
+		return 0;
+	if (errno == EINVAL && fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return -EEXIST; /* a file or directory that is not ours */
+	return -errno;
+}
+
+/*
+ * Does the link at @leaf point at a partition of the whole disk @disk?
+ * Then a rerun must not flap it to the disk and back: the partition will
+ * claim it again (a partition beats its own disk).  Partitions are named
+ * as the kernel names them: the disk's name, "p" if that ends in a digit,
+ * and the number (sda -> sda1, nvme0n1 -> nvme0n1p1, but not sdaa1).
+ */
+static bool points_at_own_partition(int dfd, const char *leaf, const char *disk)
+{
+	char buf[PATH_MAX];
+	const char *t = buf;
+	size_t dl = strlen(disk);
+	ssize_t n;
+
+	if (dl == 0)
+		return false;
+	n = readlinkat(dfd, leaf, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return false;
+	buf[n] = '\0';
+	while (strncmp(t, "../", 3) == 0)
+		t += 3;
+	if (strncmp(t, disk, dl) != 0)
+		return false;
+	t += dl;
+	if (disk[dl - 1] >= '0' && disk[dl - 1] <= '9') {
+		if (*t != 'p')
+			return false;
+		t++;
+	}
+	if (!*t)
+		return false;
+	for (; *t; t++)
+		if (*t < '0' || *t > '9')
+			return false;
+	return true;
+}
+
+/* Make @name point at @devname.  Returns the action (CREATED, UNCHANGED, REPLACED) or -errno. */
+static int link_apply(struct ap_links *l, const char *name, const char *devname, bool is_disk)
+{
+	_cleanup_free_ char *target = relative_target(name, devname);
+	const char *leaf = NULL;
+	char tmp[64];
+	int dfd, r, state;
+
+	if (!target)
+		return -ENOMEM;
+	dfd = open_parent(l, name, !l->dry_run, &leaf);
+	if (dfd == -ENOENT && l->dry_run)
+		return AP_LINK_CREATED;
+	if (dfd == -EBADF && l->dry_run)
+		return AP_LINK_CREATED;
+	if (dfd < 0)
+		return dfd;
+
+	state = inspect_leaf(dfd, leaf, target);
+	if (state < 0) {
+		close(dfd);
+		return state;
+	}
+	if (state == 1 || (state == 2 && is_disk && points_at_own_partition(dfd, leaf, devname))) {
+		close(dfd);
+		return AP_LINK_UNCHANGED;
+	}
+	if (l->dry_run) {
+		close(dfd);
+		return state == 2 ? AP_LINK_REPLACED : AP_LINK_CREATED;
+	}
+
+	/* temporary name in the same directory, then rename over */
+	for (;;) {
+		snprintf(tmp, sizeof(tmp), ".#asyncprobe.%ld.%lu", (long)getpid(), l->tmp_counter++);
+		if (symlinkat(target, dfd, tmp) == 0)
+			break;
+		if (errno != EEXIST) {
+			r = -errno;
+			close(dfd);
+			return r;
+		}
+	}
+	if (renameat(dfd, tmp, dfd, leaf) < 0) {
+		r = -errno;
+		(void)unlinkat(dfd, tmp, 0);
+		close(dfd);
+		return r;
+	}
+	close(dfd);
+	return state == 2 ? AP_LINK_REPLACED : AP_LINK_CREATED;
+}
+
+static int record_apply(struct ap_links *l, async_cookie_t cookie, const char *name,
+			const char *devname, bool is_disk, const char *prev_owner, int *failures)
+{
+	char pn[512];
+	int a = link_apply(l, name, devname, is_disk);
+
+	if (a < 0) {
+		printable(name, pn, sizeof(pn));
+		if (a == -ELOOP)
+			log_error("%s: not creating %s/%s: a symlink or file is in its path, not following it",
+				  devname, l->dev_dir, pn);
+		else if (a == -EEXIST)
+			log_error("%s: not creating %s/%s: something that is not a symlink is there",
+				  devname, l->dev_dir, pn);
+		else
+			log_error("%s: cannot create %s/%s: %s", devname, l->dev_dir, pn, strerror(-a));
+		(*failures)++;
+		return log_event(l, cookie, AP_LINK_FAILED, name, devname, NULL, a);
+	}
+	/* taken from its own disk: the link pointed at the disk */
+	if (prev_owner && a == AP_LINK_CREATED)
+		a = AP_LINK_REPLACED;
+	return log_event(l, cookie, (enum ap_link_action)a, name, devname, prev_owner, 0);
 }
 
 int ap_links_publish(struct ap_links *l, async_cookie_t cookie, const char *devname,
 		     const char *parent_devname, const struct ap_namelist *names)
 {
-	return 0;
+	int failures = 0;
+	char pn[512];
+
+	if (!l || !devname || !names)
+		return 0;
+	pthread_mutex_lock(&l->lock);
+	for (size_t i = 0; i < names->n; i++) {
+		const char *name = names->names[i];
+		struct claim *c;
+		bool dup = false;
+
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(names->names[j], name) == 0)
+				dup = true;
+		if (dup)
+			continue;
+
+		if (!ap_link_name_valid(name)) {
+			printable(name, pn, sizeof(pn));
+			log_warning("%s: refusing unsafe link name \"%s\"", devname, pn);
+			failures++;
+			if (log_event(l, cookie, AP_LINK_REJECTED, name, devname, NULL, -EINVAL) < 0)
+				goto oom;
+			continue;
+		}
+
+		c = claim_find(l, name);
+		if (!c) {
+			c = claim_add(l, name, devname, parent_devname, cookie);
+			if (!c)
+				goto oom;
+			if (record_apply(l, cookie, name, devname, !parent_devname, NULL, &failures) < 0)
+				goto oom;
+			continue;
+		}
+		if (strcmp(c->owner, devname) == 0)
+			continue; /* published twice: nothing new */
+
+		claimants_append(c, devname, cookie);
+		if (parent_devname && !c->owner_parent && strcmp(c->owner, parent_devname) == 0) {
+			/* a partition beats its own whole disk */
+			_cleanup_free_ char *prev = c->owner;
+			char *np = strdup(parent_devname);
+			char *no = strdup(devname);
+
+			if (!np || !no) {
+				free(np);
+				free(no);
+				c->owner = TAKE_PTR(prev);
+				goto oom;
+			}
+			c->owner = no;
+			free(c->owner_parent);
+			c->owner_parent = np;
+			c->cookie = cookie;
+			log_warning("%s claimed by %s; %s keeps it (a partition wins over its own disk)",
+				    name, c->claimants, devname);
+			if (record_apply(l, cookie, name, devname, false, prev, &failures) < 0)
+				goto oom;
+			continue;
+		}
+		log_warning("%s claimed by %s; %s keeps it (first in cookie order)",
+			    name, c->claimants, c->owner);
+		if (log_event(l, cookie, AP_LINK_CONFLICT, name, devname, c->owner, 0) < 0)
+			goto oom;
+	}
+	pthread_mutex_unlock(&l->lock);
+	return failures;
+oom:
+	pthread_mutex_unlock(&l->lock);
+	log_error("%s: out of memory recording links", devname);
+	return failures + 1;
 }
 
 size_t ap_links_log_size(struct ap_links *l)
 {
-	return 0;
+	size_t n;
+
+	if (!l)
+		return 0;
+	pthread_mutex_lock(&l->lock);
+	n = l->nlog;
+	pthread_mutex_unlock(&l->lock);
+	return n;
 }
 
 const struct ap_link_event *ap_links_log_get(struct ap_links *l, size_t i)
 {
-	return NULL;
+	const struct ap_link_event *e = NULL;
+
+	if (!l)
+		return NULL;
+	pthread_mutex_lock(&l->lock);
+	if (i < l->nlog)
+		e = l->log[i];
+	pthread_mutex_unlock(&l->lock);
+	return e;
 }
 
 const char *ap_link_action_to_string(enum ap_link_action a)
 {
-	return "?";
+	switch (a) {
+	case AP_LINK_CREATED:
+		return "created";
+	case AP_LINK_UNCHANGED:
+		return "unchanged";
+	case AP_LINK_REPLACED:
+		return "replaced";
+	case AP_LINK_CONFLICT:
+		return "conflict";
+	case AP_LINK_REJECTED:
+		return "rejected";
+	case AP_LINK_FAILED:
+		return "failed";
+	}
+	return "unknown";
 }

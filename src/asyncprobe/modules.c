@@ -1,3 +1,727 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Placeholder: the coldplug work (issue 3) fills this file. */
+/*
+ * Driver loading through libkmod.
+ *
+ * A libkmod context is not thread-safe, and init_module() can sleep for
+ * seconds (a SCSI host scan runs inside it).  So each request is done in
+ * two steps:
+ *
+ *   1. Under the mutex: resolve the modalias (kmod_module_new_from_lookup),
+ *      apply the blacklists, and ask libkmod for the load plan with
+ *      KMOD_PROBE_DRY_RUN | KMOD_PROBE_IGNORE_LOADED - dependencies,
+ *      softdeps and install commands in modprobe's order, with the options
+ *      from modprobe.d and the kernel command line - recording the path of
+ *      each module.
+ *   2. Without the mutex: carry the plan out, skipping what is already
+ *      live, with finit_module() on each file (install commands through
+ *      /bin/sh, as modprobe runs them).  Distinct modules load in parallel;
+ *      the kernel serializes two loads of the same module and makes the
+ *      later one wait and fail with EEXIST, which is success here.
+ *
+ * Compressed modules the kernel cannot take with finit_module() fall back
+ * to kmod_module_insert_module() under the mutex.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <libkmod.h>
+
 #include "asyncprobe.h"
+#include "coldplug.h"
+
+#ifndef MODULE_INIT_COMPRESSED_FILE
+#define MODULE_INIT_COMPRESSED_FILE 4
+#endif
+
+extern char **environ;
+
+struct ap_modules {
+	pthread_mutex_t lock;   /* guards ctx and everything libkmod hands out */
+	struct kmod_ctx *ctx;
+	char *dir;
+	bool foreign;           /* not the running kernel's tree */
+	bool dry_run;
+	char **blacklist;       /* from modprobe.blacklist= */
+	size_t n_blacklist;
+};
+
+const char *ap_modresult_to_string(enum ap_modresult r)
+{
+	static const char *const names[_AP_MOD_MAX] = {
+		[AP_MOD_OK] = "ok",
+		[AP_MOD_BUILTIN] = "builtin",
+		[AP_MOD_DRY_RUN] = "dry-run",
+		[AP_MOD_BLACKLISTED] = "blacklisted",
+		[AP_MOD_FAILED] = "failed",
+		[AP_MOD_NONE] = "none",
+	};
+
+	return r >= 0 && r < _AP_MOD_MAX ? names[r] : "?";
+}
+
+static void kmod_log_to_ap(void *data, int priority, const char *file, int line,
+			   const char *fn, const char *format, va_list args)
+{
+	char buf[512];
+	size_t n;
+
+	vsnprintf(buf, sizeof(buf), format, args);
+	n = strlen(buf);
+	if (n && buf[n - 1] == '\n')
+		buf[n - 1] = '\0';
+	/* libkmod's own errors are reported by us with context; keep its text at debug */
+	ap_log(AP_LOG_DEBUG, "libkmod: %s", buf);
+}
+
+static bool dir_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The only version directory below @root/lib/modules (or usr/lib/modules). */
+static char *single_version_dir(const char *root)
+{
+	static const char *const subdirs[] = { "lib/modules", "usr/lib/modules" };
+	char *found = NULL;
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		char path[PATH_MAX];
+		struct dirent *de;
+		DIR *d;
+
+		snprintf(path, sizeof(path), "%s/%s", root, subdirs[i]);
+		d = opendir(path);
+		if (!d)
+			continue;
+		while ((de = readdir(d))) {
+			char sub[PATH_MAX + 256];
+
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+			if (!dir_exists(sub))
+				continue;
+			if (found) {
+				/* more than one: ambiguous */
+				free(found);
+				closedir(d);
+				return NULL;
+			}
+			found = strdup(sub);
+		}
+		closedir(d);
+		if (found)
+			return found;
+	}
+	return found;
+}
+
+int ap_modules_new(struct ap_modules **ret, const char *basedir, const char *modules_dir,
+		   const char *kver, const char *config, bool dry_run)
+{
+	const char *config_paths[] = { config, NULL };
+	struct ap_modules *m;
+	struct utsname u;
+	char path[PATH_MAX];
+	const char *base;
+	int r;
+
+	if (uname(&u) < 0)
+		return -errno;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	pthread_mutex_init(&m->lock, NULL);
+	m->dry_run = dry_run;
+
+	if (modules_dir) {
+		m->dir = strdup(modules_dir);
+	} else {
+		snprintf(path, sizeof(path), "%s/lib/modules/%s", basedir ? basedir : "",
+			 kver ? kver : u.release);
+		if (!dir_exists(path) && basedir && !kver) {
+			m->dir = single_version_dir(basedir);
+			if (m->dir)
+				log_notice("no modules for the running kernel %s below %s: using %s",
+					   u.release, basedir, m->dir);
+		}
+		if (!m->dir)
+			m->dir = strdup(path);
+	}
+	if (!m->dir) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	if (!dir_exists(m->dir)) {
+		log_warning("no module tree at %s", m->dir);
+		r = -ENOENT;
+		goto fail;
+	}
+	snprintf(path, sizeof(path), "%s/modules.dep.bin", m->dir);
+	if (access(path, F_OK) < 0) {
+		snprintf(path, sizeof(path), "%s/modules.dep", m->dir);
+		if (access(path, F_OK) < 0) {
+			log_warning("no module index in %s (modules.dep.bin missing; run depmod)",
+				    m->dir);
+			r = -ENOENT;
+			goto fail;
+		}
+	}
+	base = strrchr(m->dir, '/');
+	base = base ? base + 1 : m->dir;
+	m->foreign = strcmp(base, u.release) != 0;
+
+	if (config && access(config, R_OK) < 0) {
+		r = -errno;
+		log_error("cannot read modprobe configuration %s: %m", config);
+		r = r == -ENOENT ? -ENOENT : r;
+		goto fail;
+	}
+	m->ctx = kmod_new(m->dir, config ? config_paths : NULL);
+	if (!m->ctx) {
+		r = -ENOMEM;
+		log_error("libkmod: cannot open module tree %s", m->dir);
+		goto fail;
+	}
+	kmod_set_log_fn(m->ctx, kmod_log_to_ap, NULL);
+	kmod_set_log_priority(m->ctx, ap_log_enabled(AP_LOG_DEBUG) ? AP_LOG_DEBUG : AP_LOG_ERR);
+	r = kmod_load_resources(m->ctx);
+	if (r < 0) {
+		log_error("libkmod: cannot load the module index of %s: %s", m->dir, strerror(-r));
+		goto fail;
+	}
+	if (m->foreign)
+		log_info("module tree %s is not the running kernel's (%s): loaded state ignored",
+			 m->dir, u.release);
+	*ret = m;
+	return 0;
+fail:
+	ap_modules_free(m);
+	return r;
+}
+
+struct ap_modules *ap_modules_free(struct ap_modules *m)
+{
+	size_t i;
+
+	if (!m)
+		return NULL;
+	if (m->ctx)
+		kmod_unref(m->ctx);
+	for (i = 0; i < m->n_blacklist; i++)
+		free(m->blacklist[i]);
+	free(m->blacklist);
+	free(m->dir);
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+	return NULL;
+}
+
+const char *ap_modules_dir(struct ap_modules *m)
+{
+	return m ? m->dir : NULL;
+}
+
+bool ap_modules_foreign(struct ap_modules *m)
+{
+	return m && m->foreign;
+}
+
+/* Module names compare with '-' and '_' equal, as the kernel does. */
+static bool modname_eq(const char *a, const char *b)
+{
+	for (; *a && *b; a++, b++) {
+		char ca = *a == '-' ? '_' : *a, cb = *b == '-' ? '_' : *b;
+
+		if (ca != cb)
+			return false;
+	}
+	return *a == *b;
+}
+
+void ap_modules_blacklist(struct ap_modules *m, const char *comma_list)
+{
+	const char *p = comma_list;
+
+	while (p && *p) {
+		size_t n = strcspn(p, ",");
+		char **v;
+
+		if (n > 0) {
+			v = realloc(m->blacklist, (m->n_blacklist + 1) * sizeof(*v));
+			if (!v)
+				return;
+			m->blacklist = v;
+			v[m->n_blacklist] = strndup(p, n);
+			if (v[m->n_blacklist])
+				m->n_blacklist++;
+		}
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+}
+
+static bool cmdline_blacklisted(struct ap_modules *m, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < m->n_blacklist; i++)
+		if (modname_eq(m->blacklist[i], name))
+			return true;
+	return false;
+}
+
+/* One step of a load plan. */
+struct action {
+	char *name;
+	char *path;             /* NULL for an install command */
+	char *options;
+	char *command;          /* install command, $CMDLINE_OPTS substituted */
+	struct kmod_module *mod;
+	bool required;          /* the module or a hard dependency (not a softdep) */
+};
+
+struct plan {
+	struct action *v;
+	size_t n;
+	struct kmod_module *top;
+	struct kmod_list *deps;
+};
+
+/* libkmod's print_action has no user pointer; protected by ap_modules.lock. */
+static struct plan *collecting;
+
+static char *substitute_opts(const char *cmd, const char *opts)
+{
+	const char *var = "$CMDLINE_OPTS", *p;
+	size_t lv = strlen(var), lo = strlen(opts), cap = strlen(cmd) + 1, n = 0;
+	char *out;
+
+	for (p = cmd; (p = strstr(p, var)); p += lv)
+		cap += lo;
+	out = malloc(cap);
+	if (!out)
+		return NULL;
+	for (p = cmd; *p;) {
+		if (strncmp(p, var, lv) == 0) {
+			memcpy(out + n, opts, lo);
+			n += lo;
+			p += lv;
+		} else {
+			out[n++] = *p++;
+		}
+	}
+	out[n] = '\0';
+	return out;
+}
+
+static void collect_action(struct kmod_module *mod, bool install, const char *options)
+{
+	struct plan *p = collecting;
+	struct action *a, *v;
+	const char *name = kmod_module_get_name(mod);
+	struct kmod_list *l;
+
+	if (!p)
+		return;
+	/* softdeps can bring a module twice; once is enough */
+	for (size_t i = 0; i < p->n; i++)
+		if (strcmp(p->v[i].name, name) == 0)
+			return;
+	v = realloc(p->v, (p->n + 1) * sizeof(*v));
+	if (!v)
+		return;
+	p->v = v;
+	a = &v[p->n];
+	memset(a, 0, sizeof(*a));
+	a->name = strdup(name);
+	a->options = strdup(options ? options : "");
+	if (install) {
+		const char *cmd = kmod_module_get_install_commands(mod);
+
+		a->command = cmd ? substitute_opts(cmd, a->options ? a->options : "") : NULL;
+	} else {
+		const char *path = kmod_module_get_path(mod);
+
+		a->path = path ? strdup(path) : NULL;
+	}
+	a->mod = kmod_module_ref(mod);
+	a->required = mod == p->top;
+	kmod_list_foreach(l, p->deps) {
+		struct kmod_module *d = kmod_module_get_module(l);
+
+		if (strcmp(kmod_module_get_name(d), name) == 0)
+			a->required = true;
+		kmod_module_unref(d);
+	}
+	p->n++;
+}
+
+static void plan_clear(struct plan *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		free(p->v[i].name);
+		free(p->v[i].path);
+		free(p->v[i].options);
+		free(p->v[i].command);
+		kmod_module_unref(p->v[i].mod);
+	}
+	free(p->v);
+	if (p->deps)
+		kmod_module_unref_list(p->deps);
+	memset(p, 0, sizeof(*p));
+}
+
+/*
+ * Build the load plan of @mod (under m->lock).  Returns 0, a positive
+ * KMOD_PROBE_APPLY_BLACKLIST when blacklisted, or -errno.
+ */
+static int plan_build(struct ap_modules *m, struct kmod_module *mod, struct plan *p)
+{
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	p->top = mod;
+	p->deps = kmod_module_get_dependencies(mod);
+	collecting = p;
+	r = kmod_module_probe_insert_module(mod, KMOD_PROBE_DRY_RUN | KMOD_PROBE_IGNORE_LOADED |
+					    KMOD_PROBE_APPLY_BLACKLIST,
+					    NULL, NULL, NULL, collect_action);
+	collecting = NULL;
+	return r;
+}
+
+/* live, coming, builtin: as /sys/module tells; a plain read of one attribute. */
+static bool module_in_kernel(const char *name)
+{
+	char path[PATH_MAX], buf[16] = "";
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/module/%s/initstate", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		/* no initstate but a directory: built in */
+		if (errno != ENOENT)
+			return false;
+		snprintf(path, sizeof(path), "/sys/module/%s", name);
+		return dir_exists(path);
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 && (strncmp(buf, "live", 4) == 0);
+}
+
+static bool is_compressed(const char *path)
+{
+	size_t n = strlen(path);
+
+	return (n > 3 && strcmp(path + n - 3, ".xz") == 0) ||
+	       (n > 4 && strcmp(path + n - 4, ".zst") == 0) ||
+	       (n > 3 && strcmp(path + n - 3, ".gz") == 0);
+}
+
+static int run_install_command(const char *name, const char *command)
+{
+	char env_module[PATH_MAX];
+	char *argv[] = { (char *)"/bin/sh", (char *)"-c", (char *)command, NULL };
+	char **envp;
+	size_t n = 0, i, j = 0;
+	pid_t pid;
+	int status, r;
+
+	for (; environ && environ[n]; n++)
+		;
+	envp = calloc(n + 2, sizeof(*envp));
+	if (!envp)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		if (strncmp(environ[i], "MODPROBE_MODULE=", 16) != 0)
+			envp[j++] = environ[i];
+	snprintf(env_module, sizeof(env_module), "MODPROBE_MODULE=%s", name);
+	envp[j++] = env_module;
+	r = posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, envp);
+	free(envp);
+	if (r)
+		return -r;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return -EIO;
+	return 0;
+}
+
+/* Carry out one action, without m->lock.  0 (also for "already there") or -errno. */
+static int action_run(struct ap_modules *m, struct action *a, bool *inserted)
+{
+	int fd, r;
+
+	*inserted = false;
+	/* loaded state is the running kernel's: meaningless for another tree */
+	if (!m->foreign && module_in_kernel(a->name))
+		return 0;
+	if (a->command) {
+		log_info("module %s: running install command: %s", a->name, a->command);
+		return run_install_command(a->name, a->command);
+	}
+	if (!a->path)
+		return -ENOENT;
+	/*
+	 * Modules built for another kernel: the kernel would refuse them
+	 * (vermagic), so do not hand them over.  Install commands above still
+	 * run: they are the administrator's.
+	 */
+	if (m->foreign)
+		return -ENOEXEC;
+	fd = open(a->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	r = (int)syscall(SYS_finit_module, fd, a->options ? a->options : "",
+			 is_compressed(a->path) ? MODULE_INIT_COMPRESSED_FILE : 0);
+	r = r < 0 ? -errno : 0;
+	close(fd);
+	if (r == -ENOSYS || (r == -EINVAL && is_compressed(a->path))) {
+		/* let libkmod decompress in userspace */
+		pthread_mutex_lock(&m->lock);
+		r = kmod_module_insert_module(a->mod, 0, a->options);
+		pthread_mutex_unlock(&m->lock);
+	}
+	if (r == -EEXIST)
+		return 0;
+	if (r == 0)
+		*inserted = true;
+	return r;
+}
+
+void ap_modload_clear(struct ap_modload *l)
+{
+	size_t i;
+
+	free(l->module);
+	for (i = 0; i < l->n_chain; i++)
+		free(l->chain[i]);
+	free(l->chain);
+	memset(l, 0, sizeof(*l));
+}
+
+static struct ap_modload *loads_add(struct ap_modload **loads, size_t *n, const char *name)
+{
+	struct ap_modload *v = realloc(*loads, (*n + 1) * sizeof(*v));
+
+	if (!v)
+		return NULL;
+	*loads = v;
+	memset(&v[*n], 0, sizeof(v[*n]));
+	v[*n].module = strdup(name);
+	return &v[(*n)++];
+}
+
+int ap_modules_load_alias(struct ap_modules *m, const char *modalias, const char *who,
+			  struct ap_modload **loads, size_t *n_loads)
+{
+	struct kmod_list *list = NULL, *l;
+	struct plan *plans = NULL;
+	size_t first = *n_loads, n_plans = 0, i, j;
+	int r, failed = 0;
+
+	pthread_mutex_lock(&m->lock);
+	r = kmod_module_new_from_lookup(m->ctx, modalias, &list);
+	if (r < 0) {
+		pthread_mutex_unlock(&m->lock);
+		log_error("%s: cannot look up modalias %s: %s", who, modalias, strerror(-r));
+		return 1;
+	}
+	if (!list) {
+		pthread_mutex_unlock(&m->lock);
+		log_debug("%s: no module for %s", who, modalias);
+		return 0;
+	}
+
+	kmod_list_foreach(l, list) {
+		struct kmod_module *mod = kmod_module_get_module(l);
+		const char *name = kmod_module_get_name(mod);
+		struct ap_modload *ld;
+		struct plan *pv;
+		bool dup = false;
+
+		for (i = first; i < *n_loads; i++)
+			if (strcmp((*loads)[i].module, name) == 0)
+				dup = true;
+		if (dup) {
+			kmod_module_unref(mod);
+			continue;
+		}
+		ld = loads_add(loads, n_loads, name);
+		pv = ld ? realloc(plans, (n_plans + 1) * sizeof(*plans)) : NULL;
+		if (!ld || !pv) {
+			kmod_module_unref(mod);
+			failed++;
+			continue;
+		}
+		plans = pv;
+		memset(&plans[n_plans], 0, sizeof(plans[0]));
+		ld->t0_ns = ap_now_ns();
+
+		if (cmdline_blacklisted(m, name)) {
+			ld->result = AP_MOD_BLACKLISTED;
+		} else if (kmod_module_get_initstate(mod) == KMOD_MODULE_BUILTIN) {
+			ld->result = AP_MOD_BUILTIN;
+		} else {
+			r = plan_build(m, mod, &plans[n_plans]);
+			if (r == KMOD_PROBE_APPLY_BLACKLIST) {
+				ld->result = AP_MOD_BLACKLISTED;
+			} else if (r < 0) {
+				ld->result = AP_MOD_FAILED;
+				ld->error = r;
+			} else {
+				struct plan *p = &plans[n_plans];
+
+				ld->chain = calloc(p->n ? p->n : 1, sizeof(char *));
+				for (j = 0; ld->chain && j < p->n; j++)
+					if ((ld->chain[ld->n_chain] = strdup(p->v[j].name)))
+						ld->n_chain++;
+				ld->result = m->dry_run ? AP_MOD_DRY_RUN : AP_MOD_OK;
+			}
+		}
+		ld->t1_ns = ap_now_ns();
+		n_plans++;
+		kmod_module_unref(mod);
+	}
+	kmod_module_unref_list(list);
+	pthread_mutex_unlock(&m->lock);
+
+	/* Step 2: insertion, without the lock. */
+	for (i = 0; i < n_plans; i++) {
+		struct ap_modload *ld = &(*loads)[first + i];
+		struct plan *p = &plans[i];
+
+		if (ld->result == AP_MOD_BLACKLISTED) {
+			log_notice("%s: module %s is blacklisted, not loading it", who, ld->module);
+		} else if (ld->result == AP_MOD_FAILED) {
+			log_error("%s: module %s: cannot resolve: %s", who, ld->module,
+				  strerror(-ld->error));
+		} else if (ld->result == AP_MOD_DRY_RUN) {
+			char chain[1024] = "";
+
+			for (j = 0; j < ld->n_chain; j++) {
+				strncat(chain, " ", sizeof(chain) - strlen(chain) - 1);
+				strncat(chain, ld->chain[j], sizeof(chain) - strlen(chain) - 1);
+			}
+			log_notice("%s: would load %s:%s", who, ld->module, chain);
+		} else if (ld->result == AP_MOD_OK) {
+			ld->t0_ns = ap_now_ns();
+			for (j = 0; j < p->n; j++) {
+				bool ins;
+
+				r = action_run(m, &p->v[j], &ins);
+				if (ins && strcmp(p->v[j].name, ld->module) == 0)
+					ld->inserted = true;
+				if (ins)
+					log_info("%s: inserted %s", who, p->v[j].name);
+				if (r < 0 && p->v[j].required) {
+					ld->result = AP_MOD_FAILED;
+					ld->error = r;
+					if (strcmp(p->v[j].name, ld->module) == 0)
+						log_error("%s: module %s failed to load: %s", who,
+							  ld->module, strerror(-r));
+					else
+						log_error("%s: module %s: dependency %s failed to load: %s",
+							  who, ld->module, p->v[j].name, strerror(-r));
+					break;
+				}
+				if (r < 0)
+					log_warning("%s: module %s: soft dependency %s failed to load: %s, ignoring",
+						    who, ld->module, p->v[j].name, strerror(-r));
+			}
+			ld->t1_ns = ap_now_ns();
+		}
+		if (ld->result == AP_MOD_FAILED)
+			failed++;
+	}
+
+	pthread_mutex_lock(&m->lock);
+	for (i = 0; i < n_plans; i++)
+		plan_clear(&plans[i]);
+	pthread_mutex_unlock(&m->lock);
+	free(plans);
+	return failed;
+}
+
+int ap_modules_show(struct ap_modules *m, const char *modalias, FILE *out)
+{
+	struct kmod_list *list = NULL, *l;
+	int r, count = 0;
+	size_t j;
+
+	pthread_mutex_lock(&m->lock);
+	r = kmod_module_new_from_lookup(m->ctx, modalias, &list);
+	if (r < 0) {
+		pthread_mutex_unlock(&m->lock);
+		log_error("cannot look up %s: %s", modalias, strerror(-r));
+		return r;
+	}
+	kmod_list_foreach(l, list) {
+		struct kmod_module *mod = kmod_module_get_module(l);
+		const struct kmod_list *o;
+		struct plan p;
+		bool dup = false;
+
+		/* an alias can match one module through several patterns */
+		kmod_list_foreach(o, list) {
+			struct kmod_module *om;
+
+			if (o == l)
+				break;
+			om = kmod_module_get_module(o);
+			dup = dup || strcmp(kmod_module_get_name(om), kmod_module_get_name(mod)) == 0;
+			kmod_module_unref(om);
+		}
+		if (dup) {
+			kmod_module_unref(mod);
+			continue;
+		}
+		if (kmod_module_get_initstate(mod) == KMOD_MODULE_BUILTIN) {
+			fprintf(out, "builtin %s\n", kmod_module_get_name(mod));
+			count++;
+		} else {
+			r = plan_build(m, mod, &p);
+			if (r == KMOD_PROBE_APPLY_BLACKLIST) {
+				fprintf(out, "blacklisted %s\n", kmod_module_get_name(mod));
+			} else if (r < 0) {
+				log_error("%s: %s: %s", modalias, kmod_module_get_name(mod), strerror(-r));
+			} else {
+				for (j = 0; j < p.n; j++) {
+					if (p.v[j].command)
+						fprintf(out, "install %s\n", p.v[j].command);
+					else
+						fprintf(out, "insmod %s%s%s\n",
+							p.v[j].path ? p.v[j].path : p.v[j].name,
+							p.v[j].options && *p.v[j].options ? " " : "",
+							p.v[j].options ? p.v[j].options : "");
+				}
+				count++;
+			}
+			plan_clear(&p);
+		}
+		kmod_module_unref(mod);
+	}
+	kmod_module_unref_list(list);
+	pthread_mutex_unlock(&m->lock);
+	return count;
+}

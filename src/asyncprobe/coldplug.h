@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Coldplug internals shared by engine.c, discovery.c, modules.c and probe.c
+ * (and the unit tests, which link libasyncprobe.la).  Not a contract with
+ * the other areas: engine.h is.
+ */
+#ifndef ASYNCPROBE_COLDPLUG_H
+#define ASYNCPROBE_COLDPLUG_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "asyncprobe.h"
+#include "names.h"
+
+struct udev;
+struct udev_device;
+
+/* ------------------------------------------------------------ discovery */
+
+/* What a device is to the engine. */
+enum ap_kind {
+	AP_KIND_NONE = 0,
+	AP_KIND_CONTROLLER,  /* needs a driver, has children: PCI storage, virtio, USB storage, ... */
+	AP_KIND_SCSI,        /* a SCSI device (H:C:T:L): brings sd_mod / sr_mod, has a disk */
+	AP_KIND_DISK,        /* a whole block device */
+	AP_KIND_PARTITION,
+	_AP_KIND_MAX,
+};
+
+const char *ap_kind_to_string(enum ap_kind k);
+
+/*
+ * Classify @dev.  @all_modules makes every device with a MODALIAS a
+ * controller (udev coldplug's behaviour); @include_loop lets loop disks
+ * through.  Disks that must never be probed (ram, zram, empty removable
+ * drives) are AP_KIND_NONE.
+ */
+enum ap_kind ap_classify(struct udev_device *dev, bool all_modules, bool include_loop);
+
+/*
+ * The nearest proper ancestor of @dev whose kind is not AP_KIND_NONE, or
+ * NULL.  The returned device is owned by @dev (libudev parent semantics).
+ */
+struct udev_device *ap_owner(struct udev_device *dev, bool all_modules, bool include_loop);
+
+/*
+ * Topological order of sysfs device paths: component by component; PCI
+ * addresses (fixed-width hex) compare as strings, anything else with digit
+ * runs compared as numbers, so host2 < host10 and 0:0:2:0 < 0:0:10:0.
+ * A parent sorts before its children.
+ */
+int ap_devpath_compare(const char *a, const char *b);
+
+/* A found device, as plain data: libudev objects never cross threads. */
+struct ap_found {
+	char *syspath;
+	char *devpath;
+	enum ap_kind kind;
+	unsigned int partnum;   /* partitions: the kernel's partition number */
+};
+
+struct ap_found_list {
+	struct ap_found *v;
+	size_t n, allocated;
+};
+
+void ap_found_list_free(struct ap_found_list *l);
+/* Sort by topology (partitions of one disk: by partition number). */
+void ap_found_list_sort(struct ap_found_list *l);
+
+/*
+ * Enumerate the devices of interest.  With @parent_syspath NULL: every
+ * controller, plus disks and SCSI devices that have no owner (loop disks,
+ * scsi_debug, ...) - what the discovery call schedules.  With a parent: the
+ * devices whose owner (ap_owner()) is that parent.  Result sorted.
+ * Returns 0 or -errno.
+ */
+int ap_enumerate(struct udev *udev, const char *parent_syspath, bool all_modules,
+		 bool include_loop, struct ap_found_list *ret);
+
+/*
+ * The kernel uevent monitor: a thread that owns a
+ * udev_monitor_new_from_netlink(udev, "kernel") and bumps a sequence number
+ * on every event, waking all waiters.  Started before enumeration, so no
+ * event between enumeration and waiting is lost.
+ */
+struct ap_monitor;
+
+typedef void ap_monitor_func_t(const char *action, const char *syspath, void *userdata);
+
+int ap_monitor_start(struct ap_monitor **ret, ap_monitor_func_t *fn, void *userdata);
+/* Stop the thread: no callback runs afterwards; waits keep working. */
+void ap_monitor_stop(struct ap_monitor *m);
+void ap_monitor_free(struct ap_monitor *m);
+
+/*
+ * Wait until @pred(@data) is true, re-evaluated on every uevent (and once
+ * more at the deadline).  @m may be NULL (no monitor: the predicate is
+ * checked once).  Returns 0, or -ETIMEDOUT.
+ */
+int ap_monitor_wait(struct ap_monitor *m, bool (*pred)(void *data), void *data,
+		    unsigned int timeout_ms);
+
+/* Wake all waiters (used when the engine publishes something). */
+void ap_monitor_kick(struct ap_monitor *m);
+
+/* -------------------------------------------------------------- modules */
+
+enum ap_modresult {
+	AP_MOD_OK = 0,          /* loaded now, or already loaded */
+	AP_MOD_BUILTIN,         /* built into the kernel */
+	AP_MOD_DRY_RUN,         /* would be loaded */
+	AP_MOD_BLACKLISTED,
+	AP_MOD_FAILED,
+	AP_MOD_NONE,            /* no module for this alias */
+	_AP_MOD_MAX,
+};
+const char *ap_modresult_to_string(enum ap_modresult r);
+
+/* One module a device asked for. */
+struct ap_modload {
+	char *module;
+	enum ap_modresult result;
+	int error;              /* -errno for AP_MOD_FAILED */
+	char **chain;           /* load order, module names (deps, softdeps, itself) */
+	size_t n_chain;
+	bool inserted;          /* this call inserted it (timing dependent) */
+	uint64_t t0_ns, t1_ns;
+};
+
+struct ap_modules;
+
+/*
+ * Open the module tree: @modules_dir, or @basedir/lib/modules/@kver
+ * (@kver NULL: the running kernel; if that is missing under @basedir and
+ * exactly one version is there, that one).  @config: a modprobe.d file or
+ * directory instead of the system's (NULL: /etc/modprobe.d and friends).
+ * Returns 0, -ENOENT when there
+ * is no tree or index (a message says which), or another -errno.
+ */
+int ap_modules_new(struct ap_modules **ret, const char *basedir, const char *modules_dir,
+		   const char *kver, const char *config, bool dry_run);
+struct ap_modules *ap_modules_free(struct ap_modules *m);
+const char *ap_modules_dir(struct ap_modules *m);
+/* True when the tree is not the running kernel's: loaded-state is ignored. */
+bool ap_modules_foreign(struct ap_modules *m);
+
+/* Add module names that must not be loaded (modprobe.blacklist=a,b). */
+void ap_modules_blacklist(struct ap_modules *m, const char *comma_list);
+
+/*
+ * Load what @modalias resolves to.  Results are appended to *loads
+ * (*n_loads entries); every module of the alias is tried, a failure never
+ * stops the others.  @who names the device in messages.  Thread-safe: the
+ * libkmod context is used under a mutex, insertion runs outside it.
+ * Returns the number of failed modules.
+ */
+int ap_modules_load_alias(struct ap_modules *m, const char *modalias, const char *who,
+			  struct ap_modload **loads, size_t *n_loads);
+
+void ap_modload_clear(struct ap_modload *l);
+
+/*
+ * For --resolve-modalias: print the load plan of @modalias (what
+ * `modprobe --show-depends` prints: insmod PATH [OPTIONS], builtin NAME,
+ * install COMMAND), loaded state ignored.  Returns the number of modules.
+ */
+int ap_modules_show(struct ap_modules *m, const char *modalias, FILE *out);
+
+/* ---------------------------------------------------------------- probe */
+
+/*
+ * Probe @devnode with libblkid (superblocks with LABEL, UUID, TYPE, USAGE,
+ * VERSION; partition table and PART_ENTRY_* details) using safeprobe
+ * semantics.  Fills @fs (raw values).  Returns 0 when something was found,
+ * 1 when nothing, negative errno on failure (also stored in fs->error).
+ */
+int ap_probe_device(const char *devnode, struct ap_fsinfo *fs);
+
+#endif

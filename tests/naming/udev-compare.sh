@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Real udev as the oracle, on this host: a loop device with a GPT whose
+# partition names and filesystem labels hold spaces, slashes, "../..",
+# backslashes and odd UTF-8, and every virtio disk of the host.  For each
+# device, `udevadm test` (systemd 252's own rules and builtins) and
+# names-dump (asyncprobe's naming) must give the same /dev/disk names.
+#
+# udevadm test creates the links it computes, so it runs in a private
+# mount namespace with tmpfs on /dev and /run holding only the nodes it
+# needs: the host's /dev and /run are never touched.
+set -u
+
+builddir=${top_builddir:-.}
+dump="$builddir/tests/naming/names-dump"
+
+skip() {
+	echo "1..0 # SKIP $*"
+	exit 0
+}
+
+[ "$(id -u)" -eq 0 ] || skip "needs root (loop devices, mount namespace)"
+for t in udevadm losetup partx sfdisk mkfs.ext4 mkfs.vfat unshare mknod; do
+	command -v "$t" >/dev/null 2>&1 || skip "$t not installed"
+done
+[ -x "$dump" ] || skip "names-dump not built"
+[ -e /usr/lib/udev/rules.d/60-persistent-storage.rules ] || skip "udev rules not installed"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/udev-compare.XXXXXX")
+loop=
+cleanup() {
+	if [ -n "$loop" ]; then
+		partx -d "$loop" >/dev/null 2>&1
+		losetup -d "$loop" >/dev/null 2>&1
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+img="$work/disk.img"
+truncate -s 80M "$img"
+# GPT partition names (UTF-16 on disk, UTF-8 for libblkid)
+sfdisk -q "$img" >/dev/null 2>&1 <<'EOF' || skip "sfdisk cannot write a GPT"
+label: gpt
+start=2048, size=30720, name="EFI System Partition"
+size=30720, name="a/b ../../etc"
+size=30720, name="back\slash_café"
+size=30720, name="."
+EOF
+loop=$(losetup -f --show "$img" 2>/dev/null) || { loop=; skip "no loop device"; }
+partx -a "$loop" >/dev/null 2>&1
+[ -e "${loop}p1" ] || partx -u "$loop" >/dev/null 2>&1
+[ -e "${loop}p4" ] || skip "partitions of $loop did not appear"
+mkfs.ext4 -q -F -L "my root/x" -U 11111111-2222-3333-4444-555555555555 "${loop}p1" >/dev/null 2>&1 ||
+	skip "mkfs.ext4 failed"
+mkfs.vfat -n "MY DATA" -i 5e2ab0c3 "${loop}p2" >/dev/null 2>&1 || skip "mkfs.vfat failed"
+mkfs.ext4 -q -F -L $'caf\xc3\xa9 \xef\xbf\xbe\\' "${loop}p3" >/dev/null 2>&1 || skip "mkfs.ext4 failed"
+mkfs.ext4 -q -F -L ".." "${loop}p4" >/dev/null 2>&1 || skip "mkfs.ext4 failed"
+
+devs=()
+ln=$(basename "$loop")
+devs+=("$ln" "${ln}p1" "${ln}p2" "${ln}p3" "${ln}p4")
+for d in /sys/block/vd* /sys/block/sd* /sys/block/nvme*; do
+	[ -e "$d" ] && devs+=("$(basename "$d")")
+done
+
+# Both sides inside the namespace; each line "<dev> <name>".
+inner() {
+	set -u
+	mount -t tmpfs tmpfs /run || exit 1
+	mount -t tmpfs tmpfs /dev || exit 1
+	for d in "$@"; do
+		IFS=: read -r ma mi <"/sys/class/block/$d/dev"
+		mknod "/dev/$d" b "$ma" "$mi"
+	done
+	for d in "$@"; do
+		udevadm test "/sys/class/block/$d" 2>/dev/null | sed -n 's/^DEVLINKS=//p' |
+			tr ' ' '\n' | sed -n "s|^/dev/\(disk/.*\)|$d \1|p" >>"$work/udev.txt"
+	done
+	NAMES_DUMP_DEV=/dev "$dump" $(for d in "$@"; do printf '/sys/class/block/%s ' "$d"; done) >"$work/ours.txt"
+}
+export -f inner
+export work dump
+unshare -m --propagation private bash -c 'inner "$@"' inner "${devs[@]}" || skip "unshare -m failed"
+
+echo "1..${#devs[@]}"
+n=0
+for d in "${devs[@]}"; do
+	n=$((n + 1))
+	want=$(grep "^$d " "$work/udev.txt" | sort)
+	got=$(grep "^$d " "$work/ours.txt" | sort)
+	if [ -z "$want" ]; then
+		echo "not ok $n - $d: udevadm test gave no links (cannot compare)"
+	elif [ "$want" = "$got" ]; then
+		echo "ok $n - $d: $(echo "$want" | grep -c .) names as udev"
+		echo "$want" | sed 's/^/#   /'
+	else
+		echo "not ok $n - $d differs from udevadm test"
+		diff <(echo "$want") <(echo "$got") | sed 's/^/# /'
+	fi
+done

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# root= by UUID, LABEL (with a slash: by-label/ap\x2froot), PARTUUID,
+# PARTLABEL and a /dev/disk/by-uuid path: each boot reaches the root's init
+# with the root partition of the SATA root disk mounted on /.
+. "$top_srcdir/tests/vm/lib.sh"
+vm_setup
+vm_initrd_asyncprobe || vm_bail "building the initramfs failed"
+vm_devices matrix
+want="SER:AP_ROOT/0001-part1"
+cases=(
+	"uuid|root=UUID=$VM_ROOT_UUID"
+	"label|root=LABEL=$VM_ROOT_LABEL"
+	"partuuid|root=PARTUUID=${VM_ROOT_PARTUUID^^}"
+	"partlabel|root=PARTLABEL=$VM_ROOT_PARTLABEL fastboot"
+	"path|root=/dev/disk/by-uuid/$VM_ROOT_UUID rootwait fastboot"
+)
+vm_plan $((${#cases[@]} * 2))
+for c in "${cases[@]}"; do
+	name=${c%%|*}
+	cmd=${c#*|}
+	log=$VM_OUT/root-$name.log
+	vm_boot "root-$name" "$VM_INITRD_AP" "$cmd quiet"
+	vm_check_root "$log"; vm_ok $? "$cmd: reaches the root's init"
+	got=$(awk '$1 == "@@AP" && $2 == "root" { print $4 }' "$log")
+	[ "$got" = "$want" ] || echo "mounted on /: '${got:-nothing}', want $want" | vm_diag
+	vm_ok "$([ "$got" = "$want" ]; echo $?)" "$cmd: the root partition is mounted on /"
+	echo "# $name: root init at $(vm_uptime "$log" || echo -) s uptime"
+done
+exit 0

@@ -1,0 +1,456 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
+#
+# QEMU harness of the VM tests, the demo and the VM benchmarks.  Source it
+# from bash; it defines functions only, plus the disk table below.
+#
+#   vm_setup                 qemu, Debian kernel (cached), root fs and disk
+#                            images (cached by content); skips the TAP test
+#                            when QEMU or the kernel package cannot be had
+#   vm_initrd_asyncprobe     asyncprobe's initramfs from the build tree
+#   vm_initrd_debian         Debian's initramfs-tools/udev initrd, same kernel
+#   vm_devices MATRIX        QEMU arguments for a set of disks (VM_DEV_ARGS)
+#   vm_boot NAME INITRD CMDLINE [LIMIT]   boot, console to $VM_OUT/NAME.log
+#   vm_links LOG             "by-x/name IDENT" lines the booted system saw
+#   vm_uptime LOG            uptime at the root fs's /sbin/init
+#   vm_extract LOG FILE DEST a /run/asyncprobe file printed base64 by init
+#
+# Environment: ASYNCPROBE_TEST_CACHE (default /var/cache/asyncprobe-test,
+# or ~/.cache/asyncprobe-test when that is not writable), ASYNCPROBE_TEST_KVER
+# (a kernel version whose linux-image package to use), VM_SMP (2), VM_MEM
+# (1024), VM_ACCEL (tcg; kvm where it works), VM_OUT (where logs go),
+# VM_QEMU_EXTRA (more QEMU arguments).
+#
+# Benchmarks (issue 6) reuse this: vm_initrd_debian and vm_initrd_asyncprobe
+# give the two initrds for one kernel, vm_devices the same disks, vm_boot
+# the same QEMU settings, and vm_uptime the time to root (the uptime the
+# root file system's /sbin/init reads first).  Disks are attached with
+# snapshot=on, so boots never change the cached images.
+
+VM_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+: "${top_srcdir:=$(cd "$VM_LIB_DIR/../.." && pwd)}"
+: "${top_builddir:=$PWD}"
+VM_SMP=${VM_SMP:-2}
+VM_MEM=${VM_MEM:-1024}
+VM_ACCEL=${VM_ACCEL:-tcg}
+
+# The root filesystem and what the tests ask for on the command line.
+VM_ROOT_UUID=6a3f1c2e-4b5d-4e6f-8a9b-0c1d2e3f4a5b
+VM_ROOT_LABEL=ap/root
+VM_ROOT_PARTUUID=3c1d5e7f-9a0b-4c2d-8e4f-6a7b8c9d0e1f
+VM_ROOT_PARTLABEL=aprootpart
+
+# The disks: name, disk size (MiB, distinct, so a disk without a serial is
+# still known by its size), serial, partition table, partitions as
+# "fs|MiB|label|partlabel|partuuid|uuid" separated by ";".  Labels carry
+# spaces and slashes on purpose (by-label encodes them as \x20 and \x2f).
+VM_DISKS=(
+	"root|40|AP ROOT/0001|gpt|ext4|24|$VM_ROOT_LABEL|$VM_ROOT_PARTLABEL|$VM_ROOT_PARTUUID|$VM_ROOT_UUID;vfat|8|ROOT EFI|EFI system|0b6e2f1a-3c4d-4e5f-9a6b-7c8d9e0f1a2b|"
+	"sata2|41|AP-SATA 0002|dos|ext4|16|sata/two ext4||||;vfat|12|SATA TWO||||"
+	"vscsi|42|AP VSCSI/0003|gpt|ext4|16|scsi disk one|scsi/part one|||;vfat|10|VSCSI FAT|esp|||"
+	"lsi|43|AP-LSI 0004|dos|ext4|20|lsi/hba disk||||"
+	"mega|44|AP-MEGA/0005|gpt|ext4|16|mega raid|mega part|||"
+	"vblk|45|AP VBLK 0006|gpt|vfat|16|VIRTIO BLK|vblk one|||;ext4|16|virtio/blk two||||"
+	"nvme|46|AP-NVME/0007|dos|ext4|24|nvme ns1||||"
+	"sata3|47|AP-SATA 0008|gpt|ext4|20|sata three|sata 3/1|||"
+	"sata4|48|AP-SATA/0009|dos|ext4|12|sata four||||;ext4|12|sata four b||||"
+	"scsi2|49|AP VSCSI 0010|gpt|ext4|24|scsi two||||"
+)
+
+# ---------------------------------------------------------------- TAP
+
+vm_ntest=0
+vm_nfail=0
+vm_plan() { echo "1..$1"; }
+vm_ok() {
+	# vm_ok STATUS DESCRIPTION: STATUS 0 is a pass
+	vm_ntest=$((vm_ntest + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $vm_ntest - $2"
+	else
+		echo "not ok $vm_ntest - $2"
+		vm_nfail=$((vm_nfail + 1))
+	fi
+}
+vm_diag() { sed 's/^/# /' ; }
+vm_skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+vm_bail() { echo "Bail out! $*"; exit 1; }
+vm_note() { echo "# $*" >&2; }
+
+# --------------------------------------------------------------- setup
+
+vm_cache_dir() {
+	local c=${ASYNCPROBE_TEST_CACHE:-/var/cache/asyncprobe-test}
+	if ! mkdir -p "$c" 2>/dev/null || [ ! -w "$c" ]; then
+		c=${XDG_CACHE_HOME:-$HOME/.cache}/asyncprobe-test
+		mkdir -p "$c" || return 1
+	fi
+	VM_CACHE=$c
+}
+
+# Which linux-image package: the one ASYNCPROBE_TEST_KVER names, else the
+# one the linux-image-amd64 metapackage depends on, else the newest in the
+# cache.  Sets VM_KVER, VM_KROOT (unpacked package, depmod run) and
+# VM_KERNEL.  Returns 1 (with a reason on stderr) when there is none.
+vm_kernel() {
+	local pkg= deb= dir
+	if [ -n "${ASYNCPROBE_TEST_KVER:-}" ]; then
+		pkg=linux-image-$ASYNCPROBE_TEST_KVER
+	elif command -v apt-cache >/dev/null; then
+		pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
+			awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ { print $2; exit }')
+	fi
+	if [ -n "$pkg" ]; then
+		deb=$(ls "$VM_CACHE/${pkg}_"*_amd64.deb 2>/dev/null | sort -V | tail -1)
+		if [ -z "$deb" ]; then
+			vm_note "downloading $pkg into $VM_CACHE"
+			(cd "$VM_CACHE" && apt-get download -q "$pkg") >&2 || true
+			deb=$(ls "$VM_CACHE/${pkg}_"*_amd64.deb 2>/dev/null | sort -V | tail -1)
+		fi
+	fi
+	if [ -z "$deb" ]; then
+		deb=$(ls "$VM_CACHE"/linux-image-[0-9]*_amd64.deb 2>/dev/null | sort -V | tail -1)
+	fi
+	if [ -z "$deb" ]; then
+		echo "no linux-image package (apt-get download ${pkg:-linux-image-amd64} failed)" >&2
+		return 1
+	fi
+	pkg=$(dpkg-deb -f "$deb" Package) || return 1
+	VM_KVER=${pkg#linux-image-}
+	dir=$VM_CACHE/kernel-$VM_KVER-$(dpkg-deb -f "$deb" Version)
+	if [ ! -f "$dir/.done" ]; then
+		vm_note "unpacking $deb"
+		rm -rf "$dir.tmp" && mkdir -p "$dir.tmp" &&
+			dpkg-deb -x "$deb" "$dir.tmp" &&
+			depmod -b "$dir.tmp" "$VM_KVER" &&
+			touch "$dir.tmp/.done" && rm -rf "$dir" && mv "$dir.tmp" "$dir" || {
+			echo "unpacking $deb failed" >&2
+			return 1
+		}
+	fi
+	VM_KROOT=$dir
+	VM_KERNEL=$dir/boot/vmlinuz-$VM_KVER
+	[ -f "$VM_KERNEL" ] || { echo "$deb has no /boot/vmlinuz-$VM_KVER" >&2; return 1; }
+}
+
+# One filesystem image FILE of SIZE MiB.
+vm_mkfs() {
+	local fs=$1 file=$2 size=$3 label=$4 uuid=$5 content=${6:-}
+	rm -f "$file"
+	truncate -s "${size}M" "$file"
+	case $fs in
+	ext4)
+		mkfs.ext4 -q -F -b 1024 -L "$label" ${uuid:+-U "$uuid"} \
+			-E root_owner=0:0 ${content:+-d "$content"} "$file" ;;
+	vfat)
+		mkfs.vfat -n "$label" "$file" >/dev/null ;;
+	*) echo "vm_mkfs: unknown filesystem $fs" >&2; return 1 ;;
+	esac
+}
+
+# The busybox root filesystem tree.
+vm_rootfs_tree() {
+	local t=$1 a
+	mkdir -p "$t"/bin "$t"/sbin "$t"/proc "$t"/sys "$t"/dev "$t"/run "$t"/tmp \
+		"$t"/etc "$t"/root "$t"/mnt
+	cp /bin/busybox "$t/bin/busybox"
+	for a in $(/bin/busybox --list); do
+		[ "$a" = busybox ] || ln -sf busybox "$t/bin/$a"
+	done
+	install -m 0755 "$VM_LIB_DIR/rootfs-init.sh" "$t/sbin/init"
+	echo "asyncprobe-test" >"$t/etc/hostname"
+}
+
+# One disk image from a VM_DISKS entry.
+vm_mkdisk() {
+	local out=$1 spec=$2 name size serial table parts tmp p i start
+	local fs psize label plabel puuid uuid script
+	IFS='|' read -r name size serial table parts <<<"$spec"
+	parts=${spec#*|*|*|*|}
+	tmp=$out.parts
+	mkdir -p "$tmp"
+	rm -f "$out"
+	truncate -s "${size}M" "$out"
+	if [ "$table" = gpt ]; then
+		script="label: gpt"$'\n'"label-id: $(printf '%08x' "$size")-1111-4222-8333-444455556666"$'\n'
+	else
+		script="label: dos"$'\n'"label-id: 0x$(printf '%08x' $((0x5a000000 + size)))"$'\n'
+	fi
+	start=1
+	i=0
+	IFS=';' read -r -a p <<<"$parts"
+	for part in "${p[@]}"; do
+		i=$((i + 1))
+		IFS='|' read -r fs psize label plabel puuid uuid <<<"$part"
+		local line="start=$((start * 2048)), size=$((psize * 2048))"
+		if [ "$table" = gpt ]; then
+			[ "$fs" = vfat ] && line+=", type=uefi" || line+=", type=linux"
+			[ -z "$plabel" ] || line+=", name=\"$plabel\""
+			[ -z "$puuid" ] || line+=", uuid=$puuid"
+		else
+			[ "$fs" = vfat ] && line+=", type=c" || line+=", type=83"
+		fi
+		script+="$line"$'\n'
+		local content=
+		[ "$name" != root ] || [ "$i" -ne 1 ] || { vm_rootfs_tree "$tmp/tree"; content=$tmp/tree; }
+		vm_mkfs "$fs" "$tmp/p$i" "$psize" "$label" "$uuid" "$content" || return 1
+		dd if="$tmp/p$i" of="$out" bs=1M seek="$start" conv=notrunc,sparse status=none || return 1
+		start=$((start + psize))
+	done
+	printf '%s' "$script" | sfdisk -q --no-reread --no-tell-kernel "$out" >"$tmp/sfdisk.log" 2>&1 || {
+		cat "$tmp/sfdisk.log" >&2
+		return 1
+	}
+	rm -rf "$tmp"
+}
+
+# Build (once per content) the root fs disk and the data disks into
+# $VM_IMAGES.  The key hashes the disk table, the functions that build
+# the disks, the root init and busybox.
+vm_images() {
+	local key d spec
+	key=$( (declare -p VM_DISKS; declare -f vm_mkdisk vm_mkfs vm_rootfs_tree;
+		cat "$VM_LIB_DIR/rootfs-init.sh" /bin/busybox) | sha256sum | cut -c1-16)
+	VM_IMAGES=$VM_CACHE/images-$key
+	[ -f "$VM_IMAGES/.done" ] && return 0
+	vm_note "building disk images in $VM_IMAGES"
+	# Images of earlier layouts are not needed any more.
+	rm -rf "$VM_CACHE"/images-*
+	d=$VM_IMAGES.tmp.$$
+	rm -rf "$d" && mkdir -p "$d" || return 1
+	for spec in "${VM_DISKS[@]}"; do
+		vm_mkdisk "$d/${spec%%|*}.img" "$spec" || { rm -rf "$d"; return 1; }
+	done
+	touch "$d/.done"
+	rm -rf "$VM_IMAGES" && mv "$d" "$VM_IMAGES"
+}
+
+vm_setup() {
+	local t
+	for t in qemu-system-x86_64 timeout; do
+		command -v "$t" >/dev/null || vm_skip_all "$t is not installed (tests/install-deps.sh)"
+	done
+	for t in busybox sfdisk mkfs.ext4 mkfs.vfat dpkg-deb depmod modprobe cpio; do
+		command -v "$t" >/dev/null || vm_bail "$t is not installed (tests/install-deps.sh)"
+	done
+	[ -x /bin/busybox ] && /bin/busybox --list | grep -qx poweroff ||
+		vm_bail "/bin/busybox is not busybox-static"
+	vm_cache_dir || vm_skip_all "no writable cache directory"
+	local why
+	why=$(vm_kernel 2>&1 >/dev/null) || vm_skip_all "kernel package: $why"
+	vm_kernel 2>/dev/null
+	vm_images || vm_bail "building disk images failed"
+	VM_OUT=${VM_OUT:-$top_builddir/tests/vm/out}
+	mkdir -p "$VM_OUT"
+}
+
+# asyncprobe's initramfs from the build tree, cached by the content of the
+# program, its libraries and the generator.  Sets VM_INITRD_AP.
+vm_initrd_asyncprobe() {
+	local key out libdir=$top_builddir/.libs prog
+	prog=$top_builddir/src/asyncprobe/asyncprobe
+	[ -x "$prog" ] || { echo "no $prog: build first" >&2; return 1; }
+	key=$( (cat "$top_builddir/src/asyncprobe-mkinitramfs" "$prog" \
+		"$top_builddir/src/asyncprobe/.libs/asyncprobe" "$libdir"/*.so* 2>/dev/null;
+		echo "$VM_KVER" "$*") | sha256sum | cut -c1-16)
+	out=$top_builddir/tests/vm/initrd-ap-$key.img
+	if [ ! -f "$out" ]; then
+		"$top_builddir/libtool" --mode=execute \
+			"$top_builddir/src/asyncprobe-mkinitramfs" --asyncprobe "$prog" \
+			-k "$VM_KVER" -b "$VM_KROOT" -o "$out.tmp" "$@" >&2 || return 1
+		mv "$out.tmp" "$out"
+	else
+		echo "asyncprobe-mkinitramfs: $out: $(stat -c %s "$out") bytes (cached)" >&2
+	fi
+	VM_INITRD_AP=$out
+}
+
+# Debian's own initrd (initramfs-tools with udev) for the same kernel:
+# mkinitramfs needs the kernel installed, so as root the package is
+# installed with apt-get (it writes /boot/initrd.img-KVER).  Cached under
+# $VM_CACHE.  Sets VM_INITRD_DEBIAN.
+vm_initrd_debian() {
+	local out=$VM_CACHE/initrd-debian-$VM_KVER.img
+	if [ ! -f "$out" ]; then
+		if [ ! -f "/boot/initrd.img-$VM_KVER" ]; then
+			[ "$(id -u)" -eq 0 ] || { echo "not root: cannot install linux-image-$VM_KVER" >&2; return 1; }
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+				"linux-image-$VM_KVER" initramfs-tools udev >&2 || return 1
+		fi
+		if [ ! -f "/boot/initrd.img-$VM_KVER" ]; then
+			command -v mkinitramfs >/dev/null || return 1
+			mkinitramfs -o "$out.tmp" "$VM_KVER" >&2 || return 1
+			mv "$out.tmp" "$out"
+		else
+			cp "/boot/initrd.img-$VM_KVER" "$out"
+		fi
+	fi
+	VM_INITRD_DEBIAN=$out
+}
+
+# ------------------------------------------------------------- devices
+
+# The QEMU arguments for a set of disks, in VM_DEV_ARGS:
+#   matrix  root and a second disk on AHCI, virtio-scsi, LSI 53C895A
+#           (sym53c8xx), virtio-blk, NVMe
+#   parity  matrix plus a MegaRAID SAS HBA (megaraid_sas)
+#   demo    four AHCI SATA disks and virtio-scsi and MegaRAID SCSI disks
+#   small   the root disk only
+vm_devices() {
+	local set=$1 d
+	VM_DEV_ARGS=()
+	VM_DEV_NAMES=()
+	case $set in
+	small) d="root" ;;
+	matrix) d="root sata2 vscsi lsi vblk nvme" ;;
+	parity) d="root sata2 vscsi lsi mega vblk nvme" ;;
+	demo) d="root sata2 sata3 sata4 vscsi scsi2 mega" ;;
+	*) echo "vm_devices: unknown set $set" >&2; return 1 ;;
+	esac
+	local ide=0 have_vscsi= have_lsi= have_mega= name spec serial
+	for name in $d; do
+		spec=
+		for s in "${VM_DISKS[@]}"; do [ "${s%%|*}" = "$name" ] && spec=$s; done
+		serial=$(cut -d'|' -f3 <<<"$spec")
+		VM_DEV_ARGS+=(-drive "if=none,id=d-$name,format=raw,snapshot=on,file=$VM_IMAGES/$name.img")
+		VM_DEV_NAMES+=("$name")
+		case $name in
+		root|sata*)
+			VM_DEV_ARGS+=(-device "ide-hd,bus=ide.$ide,drive=d-$name,serial=$serial")
+			ide=$((ide + 1)) ;;
+		vscsi|scsi*)
+			[ -n "$have_vscsi" ] || VM_DEV_ARGS+=(-device virtio-scsi-pci,id=vscsi0)
+			have_vscsi=1
+			VM_DEV_ARGS+=(-device "scsi-hd,bus=vscsi0.0,drive=d-$name,serial=$serial") ;;
+		lsi)
+			[ -n "$have_lsi" ] || VM_DEV_ARGS+=(-device lsi53c895a,id=lsi0)
+			have_lsi=1
+			VM_DEV_ARGS+=(-device "scsi-hd,bus=lsi0.0,scsi-id=1,drive=d-$name,serial=$serial") ;;
+		mega)
+			[ -n "$have_mega" ] || VM_DEV_ARGS+=(-device megasas,id=mega0)
+			have_mega=1
+			VM_DEV_ARGS+=(-device "scsi-hd,bus=mega0.0,scsi-id=0,drive=d-$name,serial=$serial") ;;
+		vblk)
+			VM_DEV_ARGS+=(-device "virtio-blk-pci,drive=d-$name,serial=$serial") ;;
+		nvme)
+			VM_DEV_ARGS+=(-device "nvme,drive=d-$name,serial=$serial") ;;
+		esac
+	done
+}
+
+# ---------------------------------------------------------------- boot
+
+# vm_boot NAME INITRD CMDLINE [LIMIT]: boot with the disks of the last
+# vm_devices; the console goes to $VM_OUT/NAME.log (CR stripped).  Returns
+# QEMU's status (124 or 137: the limit was hit).
+vm_boot() {
+	local name=$1 initrd=$2 cmdline=$3 limit=${4:-120} log raw rc t0 t1
+	log=$VM_OUT/$name.log
+	raw=$log.raw
+	rm -f "$log" "$raw"
+	t0=$(date +%s.%N)
+	timeout -k 5 "$limit" qemu-system-x86_64 -M q35 -accel "$VM_ACCEL" -smp "$VM_SMP" -m "$VM_MEM" \
+		-nodefaults -no-user-config -display none -no-reboot \
+		-serial "file:$raw" -monitor none \
+		-kernel "$VM_KERNEL" -initrd "$initrd" \
+		-append "console=ttyS0 edd=off panic=-1 $cmdline" \
+		"${VM_DEV_ARGS[@]}" ${VM_QEMU_EXTRA:-} </dev/null >"$log.qemu" 2>&1
+	rc=$?
+	t1=$(date +%s.%N)
+	tr -d '\r' <"$raw" >"$log" 2>/dev/null
+	rm -f "$raw"
+	VM_BOOT_WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+	vm_note "boot $name: qemu status $rc, ${VM_BOOT_WALL}s wall, root init at $(vm_uptime "$log" || echo -)s uptime"
+	return $rc
+}
+
+vm_reached_root() { grep -q '^@@AP done' "$1"; }
+vm_uptime() { awk '$1 == "@@AP" && $2 == "uptime" { print $3; f = 1 } END { exit !f }' "$1"; }
+vm_panicked() { grep -qE 'Kernel panic|Attempted to kill init' "$1"; }
+
+# "by-x/NAME IDENT" for every link, sorted; by-diskseq is left out (the
+# kernel numbers disks in the order it registers them, which differs between
+# boots) unless WITH_DISKSEQ=1.
+vm_links() {
+	awk -v ds="${WITH_DISKSEQ:-0}" '$1 == "@@AP" && $2 == "link" {
+		if (ds == 0 && $3 ~ /^by-diskseq\//) next
+		print $3, $5 }' "$1" | LC_ALL=C sort
+}
+
+vm_extract() {
+	local log=$1 file=$2 dest=$3
+	awk -v f="$file" '$0 == "@@AP end " f { p = 0 } p { print } $0 == "@@AP begin " f { p = 1 }' "$log" |
+		base64 -d >"$dest" 2>/dev/null && [ -s "$dest" ]
+}
+
+# The part of the console after the kernel handed over to /init.
+# (all of it when "quiet" hid the kernel's message).
+vm_after_init() {
+	if grep -q 'Run /init as init process' "$1"; then
+		sed -n '/Run \/init as init process/,$p' "$1"
+	else
+		cat "$1"
+	fi
+}
+
+# ----------------------------------------------------------- expectations
+
+# udev's encoding of a label for by-label/by-partlabel (blkid_encode_string:
+# space, slash and backslash and non-printable bytes become \xNN).
+vm_encode() {
+	local s=$1 out= c i
+	for ((i = 0; i < ${#s}; i++)); do
+		c=${s:i:1}
+		case $c in
+		[A-Za-z0-9#+:=@_.-]) out+=$c ;;
+		*) out+=$(printf '\\x%02x' "'$c") ;;
+		esac
+	done
+	printf '%s\n' "$out"
+}
+
+# IDENT of a VM_DISKS disk as rootfs-init.sh prints it.
+vm_ident() { local s; s=$(cut -d'|' -f3 <<<"$1"); echo "SER:${s// /_}"; }
+
+# The by-label and by-partlabel links every disk of the given names must
+# produce, as "by-x/NAME IDENT" lines (sorted).
+vm_expected_links() {
+	local name spec parts p i fs psize label plabel puuid uuid ident table
+	for name in "$@"; do
+		for spec in "${VM_DISKS[@]}"; do
+			[ "${spec%%|*}" = "$name" ] || continue
+			ident=$(vm_ident "$spec")
+			table=$(cut -d'|' -f4 <<<"$spec")
+			parts=${spec#*|*|*|*|}
+			IFS=';' read -r -a p <<<"$parts"
+			i=0
+			for part in "${p[@]}"; do
+				i=$((i + 1))
+				IFS='|' read -r fs psize label plabel puuid uuid <<<"$part"
+				[ -z "$label" ] || echo "by-label/$(vm_encode "$label") $ident-part$i"
+				[ "$table" != gpt ] || [ -z "$plabel" ] ||
+					echo "by-partlabel/$(vm_encode "$plabel") $ident-part$i"
+				[ -z "$uuid" ] || echo "by-uuid/$uuid $ident-part$i"
+				[ -z "$puuid" ] || echo "by-partuuid/$puuid $ident-part$i"
+				[ "$table" != dos ] || printf 'by-partuuid/%08x-%02x %s-part%d\n' \
+					$((0x5a000000 + $(cut -d'|' -f2 <<<"$spec"))) "$i" "$ident" "$i"
+			done
+		done
+	done | LC_ALL=C sort
+}
+
+# vm_check_root LOG: 0 when the boot reached the root's init and nothing
+# panicked; otherwise prints why (as TAP comments) and returns 1.
+vm_check_root() {
+	local log=$1
+	if vm_panicked "$log"; then
+		# What init said last, then the panic line.
+		grep -E -B12 -m1 'Kernel panic|Attempted to kill init' "$log" | vm_diag
+		return 1
+	fi
+	if ! vm_reached_root "$log"; then
+		echo "did not reach the root file system's init; last console lines:" | vm_diag
+		tail -15 "$log" | vm_diag
+		return 1
+	fi
+}

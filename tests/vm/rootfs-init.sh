@@ -1,0 +1,103 @@
+#!/bin/sh
+# /sbin/init of the VM tests' root filesystem (busybox).  It reports what the
+# booted system sees on the console, one marker line each, and powers off:
+#
+#   @@AP uptime SECONDS            /proc/uptime when this init started
+#   @@AP cmdline ...               the kernel command line
+#   @@AP block NAME IDENT          every block device; IDENT names the
+#                                  physical disk by serial (SER:...), or by
+#                                  size where it has none, plus -partN
+#   @@AP root NAME IDENT           the device mounted on /
+#   @@AP link NAME TARGET IDENT    every /dev/disk/by-*/NAME, its link text
+#                                  and the device behind it
+#   @@AP run FILE BYTES            files under /run/asyncprobe
+#   @@AP begin FILE / @@AP end FILE   base64 of each /run/asyncprobe/FILE
+#   @@AP kmsg LINE                 asyncprobe's lines in the kernel log
+#   @@AP done                      last line before power-off
+#
+# The harness (lib.sh) parses these lines; nothing here depends on which
+# initramfs booted the system.
+PATH=/bin:/sbin:/usr/bin:/usr/sbin
+export PATH
+
+[ -r /proc/uptime ] || mount -t proc proc /proc
+read -r up _ </proc/uptime
+[ -d /sys/class ] || mount -t sysfs sysfs /sys
+[ -e /dev/null ] || mount -t devtmpfs devtmpfs /dev
+exec </dev/null >/dev/console 2>&1
+dmesg -n 1 2>/dev/null
+echo "@@AP uptime $up"
+echo "@@AP cmdline $(cat /proc/cmdline)"
+
+# One word that names a physical disk whatever its kernel name: its serial
+# from sysfs (virtio-blk: serial, NVMe: device/serial, SCSI and ATA: VPD
+# page 0x80), else its size in sectors.
+disk_ident() {
+	d=/sys/block/$1
+	s=
+	for f in "$d/serial" "$d/device/serial"; do
+		if [ -z "$s" ] && [ -r "$f" ]; then
+			s=$(tr -d '\000' <"$f")
+		fi
+	done
+	if [ -z "$s" ] && [ -r "$d/device/vpd_pg80" ]; then
+		s=$(tail -c +5 "$d/device/vpd_pg80" | tr -d '\000')
+	fi
+	s=$(echo "$s" | sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//' -e 's/[[:space:]]/_/g')
+	if [ -n "$s" ]; then
+		echo "SER:$s"
+	else
+		echo "SIZE:$(cat "$d/size")"
+	fi
+}
+
+block_ident() {
+	b=/sys/class/block/$1
+	if [ -r "$b/partition" ]; then
+		parent=$(basename "$(dirname "$(readlink -f "$b")")")
+		echo "$(disk_ident "$parent")-part$(cat "$b/partition")"
+	else
+		disk_ident "$1"
+	fi
+}
+
+for b in /sys/class/block/*; do
+	n=${b##*/}
+	case $n in loop*|ram*|zram*) continue ;; esac
+	echo "@@AP block $n $(block_ident "$n")"
+done
+
+# The device mounted on /, by its device number.
+dev=$(stat -c %d /)
+rootdev=$(((dev >> 8) & 0xfff)):$(((dev & 0xff) | ((dev >> 12) & 0xfff00)))
+rootname=
+[ ! -e "/sys/dev/block/$rootdev" ] || rootname=$(basename "$(readlink -f "/sys/dev/block/$rootdev")")
+echo "@@AP root ${rootname:-?} $( [ -n "$rootname" ] && block_ident "$rootname")"
+
+for l in /dev/disk/by-*/*; do
+	[ -L "$l" ] || continue
+	t=$(readlink "$l")
+	r=$(readlink -f "$l")
+	echo "@@AP link ${l#/dev/disk/} $t $(block_ident "${r##*/}")"
+done
+
+if [ -d /run/asyncprobe ]; then
+	for f in /run/asyncprobe/*; do
+		[ -f "$f" ] || continue
+		echo "@@AP run ${f##*/} $(wc -c <"$f")"
+	done
+	for f in /run/asyncprobe/*; do
+		[ -f "$f" ] || continue
+		echo "@@AP begin ${f##*/}"
+		base64 "$f"
+		echo "@@AP end ${f##*/}"
+	done
+fi
+
+# What asyncprobe said in the kernel log (it logs to /dev/kmsg as PID 1;
+# "quiet" keeps it off the console but not out of the buffer).
+dmesg | grep 'asyncprobe\[' | sed 's/^/@@AP kmsg /'
+
+echo "@@AP done"
+sync
+poweroff -f
