@@ -4,9 +4,10 @@
  *
  * Recording.  ap_trace_enable() installs a libasync trace hook.  The hook
  * and the program's own calls (labels, phases, marks) append fixed-size
- * records to growable arrays under one mutex: no I/O, no formatting, one
- * short critical section per event, so the hook may be called from every
- * worker at once.  Strings (labels, phase names, domain names) are copied
+ * records under one mutex: no I/O, no formatting, one short critical
+ * section per event (events go into fixed-size chunks, so an append never
+ * copies what came before), and the hook may be called from every worker
+ * at once.  Strings (labels, phase names, domain names) are copied
  * once: phase and domain names are interned, labels duplicated.
  *
  * Each thread gets a serial number the first time it records something; a
@@ -58,6 +59,18 @@ struct ev_rec {
 	uint8_t inline_call;
 };
 
+/*
+ * Events are kept in fixed-size chunks, so recording one never copies the
+ * ones before it (a growing array would, under the lock, in a worker).
+ */
+#define EV_CHUNK 2048
+
+struct ev_chunk {
+	struct ev_chunk *next;
+	size_t n;
+	struct ev_rec ev[EV_CHUNK];
+};
+
 struct label_rec {
 	async_cookie_t cookie;
 	char *kind;
@@ -98,8 +111,8 @@ static struct {
 	uint64_t enable_ns;
 	uint32_t main_thread;   /* serial of the thread that enabled tracing */
 
-	struct ev_rec *ev;
-	size_t n_ev, cap_ev;
+	struct ev_chunk *ev_first, *ev_last;
+	size_t n_ev;
 	struct label_rec *labels;
 	size_t n_labels, cap_labels;
 	struct phase_rec *phases;
@@ -206,10 +219,24 @@ void ap_trace_record_event(const struct async_trace_event *ev)
 		pthread_mutex_unlock(&rec.lock);
 		return;
 	}
-	if (!GROW(rec.ev, rec.n_ev, rec.cap_ev)) {
+	if (!rec.ev_last || rec.ev_last->n == EV_CHUNK) {
+		struct ev_chunk *c = malloc(sizeof(*c));
+
+		if (c) {
+			c->next = NULL;
+			c->n = 0;
+			if (rec.ev_last)
+				rec.ev_last->next = c;
+			else
+				rec.ev_first = c;
+			rec.ev_last = c;
+		}
+	}
+	if (!rec.ev_last || rec.ev_last->n == EV_CHUNK) {
 		rec.dropped++;
 	} else {
-		rec.ev[rec.n_ev++] = (struct ev_rec){
+		rec.n_ev++;
+		rec.ev_last->ev[rec.ev_last->n++] = (struct ev_rec){
 			.t = ev->time_ns,
 			.cookie = ev->cookie,
 			.target = ev->target,
@@ -375,21 +402,26 @@ void ap_trace_reset(void)
 		free(rec.names[i]);
 	for (i = 1; i < rec.n_domains; i++)
 		free(rec.domains[i].name);
-	free(rec.ev);
+	while (rec.ev_first) {
+		struct ev_chunk *next = rec.ev_first->next;
+
+		free(rec.ev_first);
+		rec.ev_first = next;
+	}
+	rec.ev_last = NULL;
 	free(rec.labels);
 	free(rec.phases);
 	free(rec.marks);
 	free(rec.metas);
 	free(rec.names);
 	free(rec.domains);
-	rec.ev = NULL;
 	rec.labels = NULL;
 	rec.phases = NULL;
 	rec.marks = NULL;
 	rec.metas = NULL;
 	rec.names = NULL;
 	rec.domains = NULL;
-	rec.n_ev = rec.cap_ev = rec.n_labels = rec.cap_labels = 0;
+	rec.n_ev = rec.n_labels = rec.cap_labels = 0;
 	rec.n_phases = rec.cap_phases = rec.n_marks = rec.cap_marks = 0;
 	rec.n_metas = rec.cap_metas = rec.n_names = rec.cap_names = 0;
 	rec.n_domains = rec.cap_domains = 0;
@@ -579,7 +611,17 @@ static int model_copy(struct model *m, struct phase_rec **ret_phases, struct mar
 	m->n_metas = rec.n_metas;
 	m->n_names = rec.n_names;
 	m->n_domains = rec.n_domains;
-	m->ev = dup_array(rec.ev, rec.n_ev, sizeof(*rec.ev));
+	if (rec.n_ev) {
+		m->ev = malloc(rec.n_ev * sizeof(*m->ev));
+		if (m->ev) {
+			size_t at = 0;
+
+			for (const struct ev_chunk *c = rec.ev_first; c; c = c->next) {
+				memcpy(m->ev + at, c->ev, c->n * sizeof(*c->ev));
+				at += c->n;
+			}
+		}
+	}
 	m->labels = dup_array(rec.labels, rec.n_labels, sizeof(*rec.labels));
 	ph = dup_array(rec.phases, rec.n_phases, sizeof(*rec.phases));
 	mk = dup_array(rec.marks, rec.n_marks, sizeof(*rec.marks));
