@@ -2059,6 +2059,11 @@ static void svg_call_text(FILE *f, const struct model *m, const struct mcall *c,
 	}
 	if (c->has_start && !c->has_end)
 		fputs(" unfinished", t);
+	if (c->crit_ns && c->crit_ns * 20 >= m->sum.critical_ns) {
+		/* a twentieth or more of the critical path */
+		fmt_dur(buf, sizeof(buf), c->crit_ns);
+		fprintf(t, " \xc2\xb7 critical %s", buf);
+	}
 	if (fclose(t) != 0 || !text) {
 		free(text);
 		fputs("/>", f);
@@ -2089,6 +2094,7 @@ static int write_svg(FILE *f, const struct model *m, const char *title)
 	} legend[K_FIXED + N_EXTRA] = { { NULL } };
 	unsigned int legend_lines = 1;
 	double legend_y;
+	uint64_t total;
 	int r = 0;
 	char buf[64], dur[32];
 
@@ -2304,8 +2310,11 @@ static int write_svg(FILE *f, const struct model *m, const char *title)
 			if (sx(&g, m->waits[i].t1) > tx)
 				tx = sx(&g, m->waits[i].t1);
 		}
-		fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">program (outside calls)</text></g>\n",
-			tx + 4, y + g.row_h - 5);
+		for (i = 0, total = 0; i < m->program_waits; i++)
+			total += m->waits[i].t1 - m->waits[i].t0;
+		fmt_dur(buf, sizeof(buf), total);
+		fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">program, outside calls: %s in sync waits</text></g>\n",
+			tx + 4, y + g.row_h - 5, buf);
 		row++;
 	}
 
