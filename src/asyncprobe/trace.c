@@ -21,14 +21,18 @@
  * start and end times, its phases clamped into its run, its waits.  A call
  * known only from labels and phases (libasync without a trace hook, or a
  * phase recorded for a cookie whose events are missing) spans its phases.
+ * Each wait is blamed on the call whose end released it (the last to end
+ * of those before its target), and the critical path is walked back from
+ * the call that ended last through those waits, queueing and schedulers.
  *
  *  - Chrome trace-event JSON (object format): per track, complete events
  *    ("X") for calls, phases and waits, sorted and clamped so they nest
  *    properly; flow events from schedule to start; instants for schedules
- *    and marks; a counter of queued and running calls; thread names.
+ *    and marks; a counter of queued and running calls; thread names; an
+ *    otherData summary (see trace.h) for benchmarks.
  *  - SVG: one row per call in cookie order, the bar split into queued,
  *    running, the phases and the waits; a time grid; a legend; marks as
- *    vertical lines; a tooltip per bar.
+ *    vertical lines; a tooltip per bar; the critical path in the header.
  *
  * Every string written is sanitized: invalid UTF-8 bytes become the text
  * \xNN, control characters are escaped (JSON) or become \xNN (XML, where
