@@ -1734,22 +1734,26 @@ static int write_chrome(FILE *f, const struct model *m)
 		}
 	}
 
-	/* Schedules: an instant on the scheduling track, a flow to the start. */
+	/*
+	 * Schedules: an instant on the scheduling track, a flow to the start.
+	 * All in category "call": some viewers bind a flow to the event of
+	 * its category, thread and timestamp, others to the enclosing slice.
+	 */
 	for (i = 0; i < m->n_calls; i++) {
 		const struct mcall *c = &m->calls[i];
 
 		if (!c->has_sched)
 			continue;
 		ev_begin(&j, "i", c->sched_tid, c->sched);
-		fprintf(f, ",\"s\":\"t\",\"cat\":\"schedule\",\"name\":\"schedule c%" PRIu64
+		fprintf(f, ",\"s\":\"t\",\"cat\":\"call\",\"name\":\"schedule c%" PRIu64
 			"\",\"args\":{\"cookie\":%" PRIu64 ",\"inline\":%s}}",
 			c->cookie, c->cookie, c->inline_call ? "true" : "false");
 		if (!c->has_start || c->inline_call)
 			continue;
 		ev_begin(&j, "s", c->sched_tid, c->sched);
-		fprintf(f, ",\"cat\":\"schedule\",\"name\":\"queued\",\"id\":%" PRIu64 "}", c->cookie);
+		fprintf(f, ",\"cat\":\"call\",\"name\":\"queued\",\"id\":%" PRIu64 "}", c->cookie);
 		ev_begin(&j, "f", c->tid, c->start);
-		fprintf(f, ",\"bp\":\"e\",\"cat\":\"schedule\",\"name\":\"queued\",\"id\":%" PRIu64 "}",
+		fprintf(f, ",\"bp\":\"e\",\"cat\":\"call\",\"name\":\"queued\",\"id\":%" PRIu64 "}",
 			c->cookie);
 	}
 
