@@ -615,6 +615,7 @@ static void test_real_calls(void **state)
 static void test_real_hook_events(void **state)
 {
 	struct ap_trace_summary s;
+	FILE *f;
 
 	run_real_calls(NULL);
 	assert_int_equal(ap_trace_get_summary(&s), 0);
@@ -623,10 +624,20 @@ static void test_real_hook_events(void **state)
 	assert_int_equal(s.finished, REAL_CALLS);
 	assert_true(s.events >= 3 * REAL_CALLS);
 	assert_true(s.workers >= 1);
+	/*
+	 * Every synchronize call is a begin/end pair: one per call, the full
+	 * one, and whatever async_quiesce() does; the JSON has them all.
+	 */
+	assert_true(s.waits >= REAL_CALLS + 1);
+	assert_int_equal(s.phases, 2 * REAL_CALLS);
 	assert_int_equal(s.dropped, 0);
 	assert_int_equal(ap_trace_write_chrome(tmp("hook.json")), 0);
 	assert_int_equal(ap_trace_write_svg(tmp("hook.svg"), NULL), 0);
-	CHECK_OK("chrome", tmp("hook.json"), NULL, "--calls", "64", "--min-workers", "1");
+	f = fopen(tmp("hook.expect"), "we");
+	assert_non_null(f);
+	fprintf(f, "waits %" PRIu64 "\n", s.waits);
+	fclose(f);
+	CHECK_OK("chrome", tmp("hook.json"), tmp("hook.expect"), "--calls", "64", "--min-workers", "1");
 	CHECK_OK("svg", tmp("hook.svg"), NULL, "--calls", "64");
 }
 
