@@ -8,6 +8,8 @@ pkgs=(
 	libudev-dev libblkid-dev libkmod-dev libsystemd-dev
 	# unit tests
 	libcmocka-dev umockdev libumockdev-dev
+	# trace tests validate JSON and SVG with python3 (json, xml.etree)
+	python3
 	# benchmark peers
 	libuv1-dev libglib2.0-dev
 	# fuzzing
