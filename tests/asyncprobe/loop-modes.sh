@@ -72,7 +72,14 @@ nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
 
 # What must not differ: drop the "run" line and every "time" object.
 stable() { sed -e '/^  "run":/d' -e 's/,"time":{[^}]*}//g' "$1"; }
-devset() { ls /sys/class/block | tr '\n' ' '; }
+# Every block device and its disk sequence number: a loop device detached
+# and attached again by someone else gets a new one.
+devset() {
+	local f
+	for f in /sys/class/block/*; do
+		printf '%s:%s ' "${f##*/}" "$(cat "$f/diskseq" 2>/dev/null)"
+	done
+}
 
 runs=("--no-fastboot" "--fastboot" "--no-fastboot 4242" "--fastboot 4242" "--fastboot 77")
 attempt=0
