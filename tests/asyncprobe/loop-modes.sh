@@ -16,6 +16,9 @@ PATH=$PATH:/sbin:/usr/sbin
 
 skip() { echo "1..0 # SKIP $*"; exit 0; }
 
+# Under ThreadSanitizer: libudev's own (uninstrumented) races are not ours.
+export TSAN_OPTIONS="${TSAN_OPTIONS:-} suppressions=${top_srcdir:-$(dirname "$0")/../..}/tests/asyncprobe/tsan.supp"
+
 [ "$(id -u)" = 0 ] || skip "needs root for losetup"
 for tool in losetup partx sfdisk mkfs.ext4 mkfs.vfat; do
 	command -v "$tool" >/dev/null 2>&1 || skip "$tool not installed"
