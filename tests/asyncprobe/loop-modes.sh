@@ -144,7 +144,7 @@ order=$(grep -o "\"cookie\":[0-9]*,\"parent\":[0-9]*,\"kind\":\"[a-z]*\",\"name\
 ours() {
 	local d="(${A#/dev/}|${B#/dev/})(p[0-9]+)?"
 	grep -E "\"(name|target)\":\"$d\"| -> $d( |,|\$)" "$1" |
-		sed -e 's/"cookie":[0-9]*,//; s/"parent":[0-9]*,//; s/ (cookie [0-9]*)//g'
+		sed -e 's/"cookie":[0-9]*,//; s/"parent":[0-9]*,//; s/ (cookie [0-9]*)//g; s/},$/}/'
 }
 cp "$tmp/run0.stable" "$tmp/run0.full"
 if [ "$same" = 0 ] && [ "$before" != "$after" ]; then
