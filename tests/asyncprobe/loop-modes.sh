@@ -16,8 +16,8 @@ PATH=$PATH:/sbin:/usr/sbin
 
 skip() { echo "1..0 # SKIP $*"; exit 0; }
 
-# Under ThreadSanitizer: libudev's own (uninstrumented) races are not ours.
-export TSAN_OPTIONS="${TSAN_OPTIONS:-} suppressions=${top_srcdir:-$(dirname "$0")/../..}/tests/asyncprobe/tsan.supp"
+# Under ThreadSanitizer: libudev's own (uninstrumented) races are not ours (tests/tsan.supp).
+export TSAN_OPTIONS="${TSAN_OPTIONS:-} suppressions=${top_srcdir:-$(dirname "$0")/../..}/tests/tsan.supp"
 
 [ "$(id -u)" = 0 ] || skip "needs root for losetup"
 for tool in losetup partx sfdisk mkfs.ext4 mkfs.vfat; do
