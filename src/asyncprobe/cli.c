@@ -133,9 +133,9 @@ static bool log_goes_to_kmsg(int target)
 }
 
 /*
- * Parse into ap_cfg.  Returns 0, a positive "exit now with this status"
- * (help, version: 0 is encoded as -1... see below), or AP_EXIT_USAGE.
- * @lenient: as PID 1 the kernel hands over arguments that are not ours.
+ * Parse into ap_cfg.  Returns 0 to go on, or an exit status; *done is set
+ * when the status is final although 0 (--help, --version).  @lenient: as
+ * PID 1 the kernel hands over arguments that are not ours; ignore them.
  */
 static int parse_args(int argc, char **argv, bool lenient, const char ***resolve,
 		      size_t *n_resolve, bool *done)

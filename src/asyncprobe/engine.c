@@ -1602,8 +1602,10 @@ void ap_engine_dump_state(struct ap_engine *e, FILE *f)
 
 		if (n->discovery)
 			continue;
+		/* a new node's names are being filled in by its parent */
 		fprintf(f, "  [%llu] %-10s %-12s %s", (unsigned long long)n->cookie,
-			ap_kind_to_string(n->kind), node_label(n), states[n->state]);
+			ap_kind_to_string(n->kind),
+			n->state == NODE_NEW ? n->syspath : node_label(n), states[n->state]);
 		/* what a running call is still writing is shown once it is done */
 		if (n->state != NODE_DONE) {
 			fputc('\n', f);

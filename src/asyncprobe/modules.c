@@ -301,7 +301,11 @@ struct plan {
 	struct kmod_list *deps;
 };
 
-/* libkmod's print_action has no user pointer; protected by ap_modules.lock. */
+/*
+ * libkmod's print_action has no user pointer: the plan being built is a
+ * global, guarded by its own lock (there may be more than one context).
+ */
+static pthread_mutex_t collecting_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct plan *collecting;
 
 static char *substitute_opts(const char *cmd, const char *opts)
@@ -398,11 +402,13 @@ static int plan_build(struct ap_modules *m, struct kmod_module *mod, struct plan
 	memset(p, 0, sizeof(*p));
 	p->top = mod;
 	p->deps = kmod_module_get_dependencies(mod);
+	pthread_mutex_lock(&collecting_lock);
 	collecting = p;
 	r = kmod_module_probe_insert_module(mod, KMOD_PROBE_DRY_RUN | KMOD_PROBE_IGNORE_LOADED |
 					    KMOD_PROBE_APPLY_BLACKLIST,
 					    NULL, NULL, NULL, collect_action);
 	collecting = NULL;
+	pthread_mutex_unlock(&collecting_lock);
 	return r;
 }
 

@@ -16,6 +16,9 @@ cache=${ASYNCPROBE_TEST_CACHE:-/var/cache/asyncprobe-test}
 
 skip() { echo "1..0 # SKIP $*"; exit 0; }
 
+# Under ThreadSanitizer: libudev's own (uninstrumented) races are not ours (tests/tsan.supp).
+export TSAN_OPTIONS="${TSAN_OPTIONS:-} suppressions=${top_srcdir:-$(dirname "$0")/../..}/tests/tsan.supp"
+
 for tool in dpkg-deb depmod; do
 	command -v "$tool" >/dev/null 2>&1 || PATH=$PATH:/sbin:/usr/sbin
 	command -v "$tool" >/dev/null 2>&1 || skip "$tool not installed"
