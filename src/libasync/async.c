@@ -78,7 +78,7 @@
  * none, and more only when queued calls stall: calls are waiting, no worker
  * is idle, and no call has started for ASYNC_STALL_NS.  Tiny calls keep
  * starting, so they never cause more threads; blocking calls stall the
- * queue, so threads are added, doubling each stall period, and the new
+ * queue, so threads are added, four times as many each stall period, and the new
  * threads start further ones themselves so the start-up cost is spread
  * over the CPUs.  The stall is noticed by schedulers and by non-async
  * threads blocked in a synchronize call (they wait with a timeout while
@@ -97,6 +97,7 @@
 #include <string.h>
 #include <syslog.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "async.h"
 #include "libasync/async-internal.h"
@@ -107,6 +108,16 @@
 #define ASYNC_STALL_NS 50000ull
 /* An idle worker exits after this long without work. */
 #define ASYNC_LINGER_NS 200000000ull
+/*
+ * Worker stacks.  Smaller than the usual 8 MiB default because mapping
+ * those makes starting hundreds of threads several times slower; the
+ * sanitizers need more.
+ */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define ASYNC_STACK_SIZE (1024u * 1024u)
+#else
+#define ASYNC_STACK_SIZE (256u * 1024u)
+#endif
 /* Free entries kept for reuse. */
 #define ASYNC_FREE_MAX 4096u
 /* Idle workers poll the queue this many times before sleeping. */
@@ -135,10 +146,16 @@ struct async_waiter {
 
 struct async_worker {
 	struct async_worker *next;                /* idle stack, zombie list */
+	struct async_worker *all_prev, *all_next; /* all live workers */
 	pthread_t thread;
 	pthread_cond_t cond;
+	clockid_t cpu_clock;                      /* this thread's CPU time */
+	uint64_t calls;                           /* calls taken */
+	uint64_t sample_calls, sample_cpu, sample_wall;
 	unsigned int index;
 	bool woken;
+	bool in_call;
+	bool have_clock;
 };
 
 static ASYNC_DOMAIN(async_dfl_domain);
@@ -164,15 +181,18 @@ static unsigned int nr_free;
 
 static struct async_worker *idle_workers;  /* stack, most recently idle first */
 static struct async_worker *zombies;       /* exited, to be joined */
+static struct async_worker *all_workers;   /* running worker_main() */
+static unsigned int nr_cpus = 1;           /* set once */
 static unsigned int nr_workers;            /* alive or being started */
 static unsigned int nr_idle;
 static unsigned int spawn_owed;            /* reserved, not yet started */
 static unsigned int nr_starting;           /* reserved, not yet running */
 static unsigned int nr_waking;             /* woken from idle, not yet running */
 static unsigned int wake_owed;             /* idle workers to wake, by woken ones */
+static bool spinning;                   /* an idle worker polls the queue */
 static unsigned int nr_returning;          /* atomic: workers out of a call, waiting for the lock */
 static unsigned int quiescing;
-static uint64_t nr_starts, starts_seen, stall_since;
+static uint64_t nr_starts, starts_seen, last_progress;
 static unsigned int stall_tick;
 
 static unsigned int max_threads = ASYNC_DEFAULT_MAX_THREADS;
@@ -329,6 +349,11 @@ static void async_init(void)
 	pthread_condattr_init(&async_condattr);
 	pthread_condattr_setclock(&async_condattr, CLOCK_MONOTONIC);
 	pthread_cond_init(&async_quiesce_cond, &async_condattr);
+	{
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		nr_cpus = n > 0 ? (unsigned int)n : 1;
+	}
 
 	s = getenv("ASYNC_CHAOS");
 	if (s && *s) {
@@ -583,35 +608,72 @@ static bool add_workers(unsigned int n)
 
 /*
  * Look for a stalled queue (see the Theory of Operation) and add workers
- * if it is: twice as many as are busy, at least four.  Returns whether the
+ * if it is: four times as many as are busy.  Returns whether the
  * caller must start one.
  */
+/*
+ * Do the busy workers block, or compute?  Compares, for up to eight workers
+ * inside the same call since the last stall, the CPU time they used with
+ * the time that passed.  Returns 1 (blocking: less than a quarter of the
+ * time on a CPU), 0 (computing) or -1 (nothing to compare yet).
+ */
+static int calls_block(uint64_t now)
+{
+	uint64_t cpu_sum = 0, wall_sum = 0;
+	unsigned int sampled = 0, judged = 0;
+
+	for (struct async_worker *w = all_workers; w && sampled < 8; w = w->all_next) {
+		struct timespec ts;
+		uint64_t cpu;
+
+		if (!w->in_call || !w->have_clock || clock_gettime(w->cpu_clock, &ts) < 0)
+			continue;
+		cpu = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		if (w->sample_wall && w->sample_calls == w->calls) {
+			cpu_sum += cpu - w->sample_cpu;
+			wall_sum += now - w->sample_wall;
+			judged++;
+		}
+		w->sample_calls = w->calls;
+		w->sample_cpu = cpu;
+		w->sample_wall = now;
+		sampled++;
+	}
+	if (!judged)
+		return -1;
+	return cpu_sum * 4 < wall_sum;
+}
+
 static bool stall_check(void)
 {
 	uint64_t now;
-	unsigned int n, busy;
+	unsigned int n, busy = nr_workers - nr_idle;
 
-	if (!nr_queued || nr_starting || nr_waking || wake_owed || nr_workers - nr_idle >= max_threads ||
-	    __atomic_load_n(&nr_returning, __ATOMIC_RELAXED)) {
-		/* Nothing waits, or workers are about to take it: no stall. */
-		stall_since = 0;
+	if (!nr_queued || busy >= max_threads)
 		return false;
-	}
-	if (nr_starts != starts_seen) {
-		starts_seen = nr_starts;
-		stall_since = 0;
-		return false;
-	}
 	now = now_ns();
-	if (!stall_since) {
-		stall_since = now;
+	if (nr_starts != starts_seen || __atomic_load_n(&nr_returning, __ATOMIC_RELAXED)) {
+		/* Calls started, or workers are about to take one: progress. */
+		starts_seen = nr_starts;
+		last_progress = now;
 		return false;
 	}
-	if (now - stall_since < ASYNC_STALL_NS)
+	if (nr_starting || nr_waking || wake_owed)
+		return false;                   /* help is on its way */
+	if (now - last_progress < ASYNC_STALL_NS)
 		return false;
-	stall_since = now;
-	busy = nr_workers - nr_idle;
-	n = busy < 2 ? 4 : 2 * busy;
+	last_progress = now;
+	switch (calls_block(now)) {
+	case 1:
+		n = nr_queued;                  /* they sleep: a worker per call */
+		break;
+	case 0:
+		n = busy < 2 * nr_cpus ? nr_cpus : 1;   /* they compute: a few */
+		break;
+	default:
+		n = 4;                          /* first stall: not known yet */
+		break;
+	}
 	if (n > nr_queued)
 		n = nr_queued;
 	return add_workers(n);
@@ -639,6 +701,10 @@ static bool idle_spin(void)
 {
 	bool found;
 
+	/* One spinner at a time: hundreds of idle workers must not burn the CPUs. */
+	if (spinning)
+		return false;
+	spinning = true;
 	__atomic_add_fetch(&nr_returning, 1, __ATOMIC_RELAXED);
 	async_lock_release();
 	for (unsigned int i = 0; i < ASYNC_SPIN; i++) {
@@ -648,6 +714,7 @@ static bool idle_spin(void)
 	}
 	async_lock_acquire();
 	__atomic_sub_fetch(&nr_returning, 1, __ATOMIC_RELAXED);
+	spinning = false;
 	found = nr_queued > 0;
 	return found;
 }
@@ -658,13 +725,19 @@ static void *worker_main(void *arg)
 	unsigned int started_here = 0;
 
 	tls_worker = w->index;
+	w->have_clock = pthread_getcpuclockid(pthread_self(), &w->cpu_clock) == 0;
 	async_lock_acquire();
 	nr_starting--;
+	w->all_prev = NULL;
+	w->all_next = all_workers;
+	if (all_workers)
+		all_workers->all_prev = w;
+	all_workers = w;
 	for (;;) {
 		struct async_entry *e;
 
 		/* 1. Help wake and start the workers that were asked for, two each. */
-		for (unsigned int i = 0; i < 2 && wake_owed; i++) {
+		for (unsigned int i = 0; i < 4 && wake_owed; i++) {
 			wake_owed--;
 			wake_idle_worker();
 		}
@@ -684,11 +757,14 @@ static void *worker_main(void *arg)
 			async_trace_func_t *tfn = trace_fn;
 			void *tud = trace_userdata;
 
+			w->in_call = true;
+			w->calls++;
 			async_lock_release();
 			run_call(e, tfn, tud, false);
 			__atomic_add_fetch(&nr_returning, 1, __ATOMIC_RELAXED);
 			async_lock_acquire();
 			__atomic_sub_fetch(&nr_returning, 1, __ATOMIC_RELAXED);
+			w->in_call = false;
 			complete_entry(e);
 			continue;
 		}
@@ -719,6 +795,12 @@ static void *worker_main(void *arg)
 	}
 
 	/* 4. Exit: leave the thread to be joined by a later start or quiesce. */
+	if (w->all_prev)
+		w->all_prev->all_next = w->all_next;
+	else
+		all_workers = w->all_next;
+	if (w->all_next)
+		w->all_next->all_prev = w->all_prev;
 	nr_workers--;
 	w->next = zombies;
 	zombies = w;
@@ -763,10 +845,15 @@ static bool start_worker(void)
 		async_lock_acquire();
 		w->index = (unsigned int)++stats.workers_started;
 		async_lock_release();
+		pthread_attr_t attr;
+
+		pthread_attr_init(&attr);
+		pthread_attr_setstacksize(&attr, ASYNC_STACK_SIZE);
 		sigfillset(&all);
 		pthread_sigmask(SIG_SETMASK, &all, &old);
-		r = -pthread_create(&w->thread, NULL, worker_main, w);
+		r = -pthread_create(&w->thread, &attr, worker_main, w);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		pthread_attr_destroy(&attr);
 		if (r == 0)
 			return true;
 		pthread_cond_destroy(&w->cond);
