@@ -73,17 +73,22 @@
  * parent's cookie (see below).
  *
  * Workers.  Threads are started on demand, up to max_threads.  A new call
- * wakes one idle worker if there is one (the most recently idle, so the
- * others can time out).  Otherwise a first worker is started if there is
- * none, and more only when queued calls stall: calls are waiting, no worker
- * is idle, and no call has started for ASYNC_STALL_NS.  Tiny calls keep
- * starting, so they never cause more threads; blocking calls stall the
- * queue, so threads are added, four times as many each stall period, and the new
- * threads start further ones themselves so the start-up cost is spread
- * over the CPUs.  The stall is noticed by schedulers and by non-async
- * threads blocked in a synchronize call (they wait with a timeout while
- * the queue stalls).  An idle worker exits after ASYNC_LINGER_NS, or at once
- * when async_quiesce() asks, which then joins them all.
+ * wakes an idle worker if no worker is busy (the most recently idle one,
+ * so the others can time out), or starts the first one.  More are added
+ * only when queued calls stall: calls are waiting, no worker is idle or
+ * about to take one, and no call has started for ASYNC_STALL_NS.  Tiny
+ * calls keep starting, so they never cause more threads.  At a stall the
+ * busy workers are looked at (their scheduler state in /proc, else their
+ * CPU time): if they sleep, every waiting call gets a worker; if they
+ * compute, workers are added up to twice the CPUs and no more; at the
+ * first stall, before anything is known, four.  Woken and new workers wake
+ * and start the next ones themselves, four and two at a time, so bringing
+ * up hundreds of threads is spread over the CPUs.  The stall is noticed by
+ * schedulers (every ASYNC_STALL_CHECK_EVERY calls) and by non-async threads
+ * blocked in a synchronize call, which wait with a timeout while the queue
+ * stalls.  An idle worker polls the queue briefly (one at a time), then
+ * sleeps; it exits after ASYNC_LINGER_NS, or at once when async_quiesce()
+ * asks, which then joins them all.
  *
  * Workers run with all signals blocked, so a program (PID 1, for instance)
  * keeps its signal handling in its own threads.
@@ -97,6 +102,7 @@
 #include <string.h>
 #include <syslog.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "async.h"
@@ -118,8 +124,8 @@
 #else
 #define ASYNC_STACK_SIZE (256u * 1024u)
 #endif
-/* Free entries kept for reuse. */
-#define ASYNC_FREE_MAX 4096u
+/* Free entries kept for reuse (freed by async_quiesce()). */
+#define ASYNC_FREE_MAX 16384u
 /* Idle workers poll the queue this many times before sleeping. */
 #define ASYNC_SPIN 2000u
 /* Schedulers look for a stall only every this many calls. */
@@ -150,6 +156,7 @@ struct async_worker {
 	pthread_t thread;
 	pthread_cond_t cond;
 	clockid_t cpu_clock;                      /* this thread's CPU time */
+	pid_t tid;
 	uint64_t calls;                           /* calls taken */
 	uint64_t sample_calls, sample_cpu, sample_wall;
 	unsigned int index;
@@ -193,6 +200,7 @@ static bool spinning;                   /* an idle worker polls the queue */
 static unsigned int nr_returning;          /* atomic: workers out of a call, waiting for the lock */
 static unsigned int quiescing;
 static uint64_t nr_starts, starts_seen, last_progress;
+static bool stall_computing;               /* last verdict: calls compute, enough workers */
 static unsigned int stall_tick;
 
 static unsigned int max_threads = ASYNC_DEFAULT_MAX_THREADS;
@@ -612,21 +620,57 @@ static bool add_workers(unsigned int n)
  * caller must start one.
  */
 /*
- * Do the busy workers block, or compute?  Compares, for up to eight workers
- * inside the same call since the last stall, the CPU time they used with
- * the time that passed.  Returns 1 (blocking: less than a quarter of the
- * time on a CPU), 0 (computing) or -1 (nothing to compare yet).
+ * The scheduler state of a worker thread ('R' running or runnable, 'S',
+ * 'D' sleeping...), from /proc/self/task/TID/stat, or 0.
+ */
+static char worker_state(const struct async_worker *w)
+{
+	char path[64], buf[512];
+	const char *p;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)w->tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');              /* the name may hold anything */
+	if (!p || p[1] != ' ')
+		return 0;
+	return p[2];
+}
+
+/*
+ * Do the busy workers block, or compute?  Looks at up to eight workers
+ * inside a call: their scheduler state where /proc tells it (a thread
+ * that computes on an overloaded machine is runnable, not blocked), else
+ * their CPU time since the last stall against the time that passed.
+ * Returns 1 (blocking: three quarters or more are asleep, or used less than
+ * a quarter of the time), 0 (computing) or -1 (cannot tell yet).
  */
 static int calls_block(uint64_t now)
 {
 	uint64_t cpu_sum = 0, wall_sum = 0;
-	unsigned int sampled = 0, judged = 0;
+	unsigned int sampled = 0, judged = 0, asleep = 0, states = 0;
 
 	for (struct async_worker *w = all_workers; w && sampled < 8; w = w->all_next) {
 		struct timespec ts;
 		uint64_t cpu;
+		char st;
 
-		if (!w->in_call || !w->have_clock || clock_gettime(w->cpu_clock, &ts) < 0)
+		if (!w->in_call)
+			continue;
+		sampled++;
+		st = worker_state(w);
+		if (st) {
+			states++;
+			asleep += st != 'R';
+			continue;
+		}
+		if (!w->have_clock || clock_gettime(w->cpu_clock, &ts) < 0)
 			continue;
 		cpu = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 		if (w->sample_wall && w->sample_calls == w->calls) {
@@ -637,8 +681,9 @@ static int calls_block(uint64_t now)
 		w->sample_calls = w->calls;
 		w->sample_cpu = cpu;
 		w->sample_wall = now;
-		sampled++;
 	}
+	if (states)
+		return asleep * 4 >= states * 3;
 	if (!judged)
 		return -1;
 	return cpu_sum * 4 < wall_sum;
@@ -649,7 +694,11 @@ static bool stall_check(void)
 	uint64_t now;
 	unsigned int n, busy = nr_workers - nr_idle;
 
-	if (!nr_queued || busy >= max_threads)
+	if (!nr_queued) {
+		stall_computing = false;
+		return false;
+	}
+	if (busy >= max_threads)
 		return false;
 	now = now_ns();
 	if (nr_starts != starts_seen || __atomic_load_n(&nr_returning, __ATOMIC_RELAXED)) {
@@ -666,12 +715,16 @@ static bool stall_check(void)
 	switch (calls_block(now)) {
 	case 1:
 		n = nr_queued;                  /* they sleep: a worker per call */
+		stall_computing = false;
 		break;
 	case 0:
-		n = busy < 2 * nr_cpus ? nr_cpus : 1;   /* they compute: a few */
+		/* They compute: up to twice the CPUs, then no more. */
+		n = busy < 2 * nr_cpus ? nr_cpus : 0;
+		stall_computing = !n;
 		break;
 	default:
-		n = 4;                          /* first stall: not known yet */
+		/* Not known yet: a few to start with, then wait for a verdict. */
+		n = busy < 4 ? 4 : 0;
 		break;
 	}
 	if (n > nr_queued)
@@ -726,6 +779,7 @@ static void *worker_main(void *arg)
 
 	tls_worker = w->index;
 	w->have_clock = pthread_getcpuclockid(pthread_self(), &w->cpu_clock) == 0;
+	w->tid = (pid_t)syscall(SYS_gettid);
 	async_lock_acquire();
 	nr_starting--;
 	w->all_prev = NULL;
@@ -1041,8 +1095,8 @@ static void synchronize(async_cookie_t target, struct async_domain *domain)
 			continue;
 		}
 		if (!own && queue_first && nr_workers - nr_idle < max_threads) {
-			/* Watch for a stalled queue while waiting. */
-			struct timespec deadline = deadline_after(ASYNC_STALL_NS);
+			/* Watch for a stalled queue while waiting; rarely if calls compute. */
+			struct timespec deadline = deadline_after(stall_computing ? ASYNC_STALL_NS * 100 : ASYNC_STALL_NS);
 
 			pthread_cond_timedwait(&w.cond, &async_lock, &deadline);
 			stats.wakeups++;
@@ -1170,6 +1224,7 @@ ASYNC_EXPORT unsigned int async_set_max_pending(unsigned int max)
 ASYNC_EXPORT int async_quiesce(void)
 {
 	struct async_worker *dead;
+	struct async_entry *spare;
 
 	if (current_is_async())
 		return -EDEADLK;
@@ -1184,8 +1239,17 @@ ASYNC_EXPORT int async_quiesce(void)
 	quiescing--;
 	dead = zombies;
 	zombies = NULL;
+	spare = free_entries;
+	free_entries = NULL;
+	nr_free = 0;
 	async_lock_release();
 	join_zombies(dead);
+	while (spare) {
+		struct async_entry *next = spare->queue_next;
+
+		free(spare);
+		spare = next;
+	}
 	return 0;
 }
 
