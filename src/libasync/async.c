@@ -79,7 +79,8 @@
  * about to take one, and no call has started for ASYNC_STALL_NS.  Tiny
  * calls keep starting, so they never cause more threads.  At a stall the
  * busy workers are looked at (their scheduler state in /proc, else their
- * CPU time): if they sleep, every waiting call gets a worker; if they
+ * CPU time): if they sleep, four times as many are added, and every
+ * waiting call gets one if they still sleep at the next stall; if they
  * compute, workers are added up to twice the CPUs and no more; at the
  * first stall, before anything is known, four.  Woken and new workers wake
  * and start the next ones themselves, four and two at a time, so bringing
@@ -201,6 +202,7 @@ static unsigned int nr_returning;          /* atomic: workers out of a call, wai
 static unsigned int quiescing;
 static uint64_t nr_starts, starts_seen, last_progress;
 static bool stall_computing;               /* last verdict: calls compute, enough workers */
+static bool stall_asleep;                  /* last verdict: calls sleep */
 static unsigned int stall_tick;
 
 static unsigned int max_threads = ASYNC_DEFAULT_MAX_THREADS;
@@ -645,9 +647,10 @@ static char worker_state(const struct async_worker *w)
 
 /*
  * Do the busy workers block, or compute?  Looks at up to eight workers
- * inside a call: their scheduler state where /proc tells it (a thread
- * that computes on an overloaded machine is runnable, not blocked), else
- * their CPU time since the last stall against the time that passed.
+ * still inside the call they were in at the previous stall: their
+ * scheduler state where /proc tells it (a thread that computes on an
+ * overloaded machine is runnable, not blocked), else their CPU time since
+ * then against the time that passed.
  * Returns 1 (blocking: three quarters or more are asleep, or used less than
  * a quarter of the time), 0 (computing) or -1 (cannot tell yet).
  */
@@ -658,22 +661,22 @@ static int calls_block(uint64_t now)
 
 	for (struct async_worker *w = all_workers; w && sampled < 8; w = w->all_next) {
 		struct timespec ts;
-		uint64_t cpu;
+		uint64_t cpu = 0;
+		bool same;
 		char st;
 
 		if (!w->in_call)
 			continue;
 		sampled++;
+		/* Only a call that outlasted a stall period tells anything. */
+		same = w->sample_wall && w->sample_calls == w->calls;
 		st = worker_state(w);
-		if (st) {
+		if (!st && w->have_clock && clock_gettime(w->cpu_clock, &ts) == 0)
+			cpu = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		if (same && st) {
 			states++;
 			asleep += st != 'R';
-			continue;
-		}
-		if (!w->have_clock || clock_gettime(w->cpu_clock, &ts) < 0)
-			continue;
-		cpu = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-		if (w->sample_wall && w->sample_calls == w->calls) {
+		} else if (same && cpu) {
 			cpu_sum += cpu - w->sample_cpu;
 			wall_sum += now - w->sample_wall;
 			judged++;
@@ -693,6 +696,7 @@ static bool stall_check(void)
 {
 	uint64_t now;
 	unsigned int n, busy = nr_workers - nr_idle;
+	int verdict;
 
 	if (!nr_queued) {
 		stall_computing = false;
@@ -712,9 +716,14 @@ static bool stall_check(void)
 	if (now - last_progress < ASYNC_STALL_NS)
 		return false;
 	last_progress = now;
-	switch (calls_block(now)) {
+	verdict = calls_block(now);
+	if (verdict != 1)
+		stall_asleep = false;
+	switch (verdict) {
 	case 1:
-		n = nr_queued;                  /* they sleep: a worker per call */
+		/* They sleep: a worker per call, once seen twice in a row. */
+		n = stall_asleep ? nr_queued : 4 * busy;
+		stall_asleep = true;
 		stall_computing = false;
 		break;
 	case 0:
