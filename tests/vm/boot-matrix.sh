@@ -49,10 +49,13 @@ ds=$(cat "$VM_OUT/matrix.ds")
 vm_ok "$([ "$ds" -eq "${#VM_DEV_NAMES[@]}" ]; echo $?)" "one by-diskseq link per disk ($ds for ${#VM_DEV_NAMES[@]} disks)"
 
 ok=0
-for f in log trace.json plot.svg; do
+for f in manifest.json trace.json plot.svg; do
 	grep -q "^@@AP run $f [1-9]" "$VM_OUT/matrix-fast.log" || { echo "no /run/asyncprobe/$f" | vm_diag; ok=1; }
 done
-vm_ok $ok "/run/asyncprobe holds log, trace.json and plot.svg"
+if vm_extract "$VM_OUT/matrix-fast.log" plot.svg "$VM_OUT/matrix-fast.svg"; then
+	grep -q '<svg' "$VM_OUT/matrix-fast.svg" || { echo "plot.svg is not SVG" | vm_diag; ok=1; }
+fi
+vm_ok $ok "/run/asyncprobe holds the run's manifest.json, trace.json and plot.svg"
 
 echo "# time to root init: sequential $(vm_uptime "$VM_OUT/matrix-seq.log" || echo -) s, fastboot $(vm_uptime "$VM_OUT/matrix-fast.log" || echo -) s (uptime, TCG)"
 exit 0

@@ -13,18 +13,21 @@
 # trace and the SVG plot were saved.
 #
 # Options: --no-deps (do not apt-get), --no-build (use an existing build in
-# DEMO_BUILD_DIR), --sequential (boot without fastboot).  Environment:
+# DEMO_BUILD_DIR), --sequential (boot without fastboot), --compare (also boot
+# Debian's initramfs-tools/udev initrd on the same disks and show both times
+# to root and whether the links match).  Environment:
 # DEMO_BUILD_DIR (default _build-demo in the tree), DEMO_OUT (default
 # DEMO_BUILD_DIR/demo), and those of tests/vm/lib.sh.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
-deps=1 build=1 fastboot=fastboot
+deps=1 build=1 fastboot=fastboot compare=0
 for a in "$@"; do
 	case $a in
 	--no-deps) deps=0 ;;
 	--no-build) build=0; deps=0 ;;
 	--sequential) fastboot= ;;
-	-h|--help) sed -n '3,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--compare) compare=1 ;;
+	-h|--help) sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "demo: unknown option $a" >&2; exit 100 ;;
 	esac
 done
@@ -42,8 +45,8 @@ fi
 if [ "$build" -eq 1 ]; then
 	step "building in $bdir"
 	mkdir -p "$bdir"
-	(cd "$top" && ./autogen.sh) >"$bdir/../autogen-demo.log" 2>&1 ||
-		{ tail -20 "$bdir/../autogen-demo.log"; die "autogen.sh failed"; }
+	(cd "$top" && ./autogen.sh) >"$bdir/autogen-demo.log" 2>&1 ||
+		{ tail -20 "$bdir/autogen-demo.log"; die "autogen.sh failed"; }
 	(cd "$bdir" && "$top/configure" -q && make -s -j"$(nproc)") >"$bdir/build-demo.log" 2>&1 ||
 		{ tail -30 "$bdir/build-demo.log"; die "the build failed (log: $bdir/build-demo.log)"; }
 	echo "built $bdir/src/asyncprobe/asyncprobe"
@@ -73,12 +76,16 @@ echo "qemu-system-x86_64 -accel tcg -kernel vmlinuz-$VM_KVER -append \"$cmdline\
 vm_boot demo "$VM_INITRD_AP" "$cmdline" 180 2>/dev/null
 log=$VM_OUT/demo.log
 
-step "asyncprobe's log (/run/asyncprobe/log in the booted system)"
-if vm_extract "$log" log "$out/log"; then
-	cat "$out/log"
+step "asyncprobe's log (kernel log of the booted system)"
+if grep -q '^@@AP kmsg' "$log"; then
+	sed -n 's/^@@AP kmsg //p' "$log" | tee "$out/log"
 else
-	echo "(the booted system has no /run/asyncprobe/log; console after /init:)"
+	echo "(no asyncprobe lines in the kernel log; console after /init:)"
 	vm_after_init "$log" | grep -v '^@@AP' | tail -25
+fi
+if vm_extract "$log" init.log "$out/init.log"; then
+	echo "-- /run/asyncprobe/init.log (milliseconds since boot):"
+	cat "$out/init.log"
 fi
 
 step "links the booted system sees under /dev/disk"
@@ -95,11 +102,24 @@ else
 fi
 
 step "trace and plot"
-for f in trace.json plot.svg; do
+for f in manifest.json trace.json plot.svg; do
 	if vm_extract "$log" "$f" "$out/$f"; then
 		echo "$f: $out/$f"
 	else
 		echo "$f: not left in /run/asyncprobe by this build"
 	fi
 done
+if [ "$compare" -eq 1 ]; then
+	step "the same machine with Debian's initramfs-tools/udev initrd"
+	vm_initrd_debian || die "no Debian initrd for $VM_KVER (needs root to install linux-image-$VM_KVER)"
+	vm_boot demo-udev "$VM_INITRD_DEBIAN" "root=LABEL=$VM_ROOT_LABEL quiet" 180 2>/dev/null
+	ulog=$VM_OUT/demo-udev.log
+	echo "time to root: asyncprobe $(vm_uptime "$log" || echo -) s, udev $(vm_uptime "$ulog" || echo -) s (one boot each; see the benchmarks for ratios)"
+	if diff <(vm_links "$ulog") <(vm_links "$log") >"$out/links.diff"; then
+		echo "links: the same $(vm_links "$log" | wc -l) names on the same disks as udev (by-diskseq aside)"
+	else
+		echo "links differ from udev's (< udev, > asyncprobe): $out/links.diff"
+		grep '^[<>]' "$out/links.diff" | head -20
+	fi
+fi
 vm_reached_root "$log"

@@ -11,7 +11,8 @@
 #   @@AP link NAME TARGET IDENT    every /dev/disk/by-*/NAME, its link text
 #                                  and the device behind it
 #   @@AP run FILE BYTES            files under /run/asyncprobe
-#   @@AP begin FILE / @@AP end FILE   base64 of /run/asyncprobe/FILE
+#   @@AP begin FILE / @@AP end FILE   base64 of each /run/asyncprobe/FILE
+#   @@AP kmsg LINE                 asyncprobe's lines in the kernel log
 #   @@AP done                      last line before power-off
 #
 # The harness (lib.sh) parses these lines; nothing here depends on which
@@ -85,13 +86,17 @@ if [ -d /run/asyncprobe ]; then
 		[ -f "$f" ] || continue
 		echo "@@AP run ${f##*/} $(wc -c <"$f")"
 	done
-	for f in log trace.json plot.svg; do
-		[ -f "/run/asyncprobe/$f" ] || continue
-		echo "@@AP begin $f"
-		base64 "/run/asyncprobe/$f"
-		echo "@@AP end $f"
+	for f in /run/asyncprobe/*; do
+		[ -f "$f" ] || continue
+		echo "@@AP begin ${f##*/}"
+		base64 "$f"
+		echo "@@AP end ${f##*/}"
 	done
 fi
+
+# What asyncprobe said in the kernel log (it logs to /dev/kmsg as PID 1;
+# "quiet" keeps it off the console but not out of the buffer).
+dmesg | grep 'asyncprobe\[' | sed 's/^/@@AP kmsg /'
 
 echo "@@AP done"
 sync
