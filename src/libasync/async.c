@@ -799,7 +799,7 @@ static void *worker_main(void *arg)
 	for (;;) {
 		struct async_entry *e;
 
-		/* 1. Help wake and start the workers that were asked for, two each. */
+		/* 1. Help wake (four) and start (two) the workers asked for. */
 		for (unsigned int i = 0; i < 4 && wake_owed; i++) {
 			wake_owed--;
 			wake_idle_worker();
