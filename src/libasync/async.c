@@ -82,7 +82,7 @@
  * CPU time): if they sleep, four times as many are added, and every
  * waiting call gets one if they still sleep at the next stall; if they
  * compute, workers are added up to twice the CPUs and no more; at the
- * first stall, before anything is known, four.  Woken and new workers wake
+ * first stall, before anything is known, one.  Woken and new workers wake
  * and start the next ones themselves, four and two at a time, so bringing
  * up hundreds of threads is spread over the CPUs.  The stall is noticed by
  * schedulers (every ASYNC_STALL_CHECK_EVERY calls) and by non-async threads
@@ -200,7 +200,7 @@ static unsigned int wake_owed;             /* idle workers to wake, by woken one
 static bool spinning;                   /* an idle worker polls the queue */
 static unsigned int nr_returning;          /* atomic: workers out of a call, waiting for the lock */
 static unsigned int quiescing;
-static uint64_t nr_starts, starts_seen, last_progress;
+static uint64_t nr_starts, starts_seen, last_progress, last_verdict;
 static bool stall_computing;               /* last verdict: calls compute, enough workers */
 static bool stall_asleep;                  /* last verdict: calls sleep */
 static unsigned int stall_tick;
@@ -617,11 +617,6 @@ static bool add_workers(unsigned int n)
 }
 
 /*
- * Look for a stalled queue (see the Theory of Operation) and add workers
- * if it is: four times as many as are busy.  Returns whether the
- * caller must start one.
- */
-/*
  * The scheduler state of a worker thread ('R' running or runnable, 'S',
  * 'D' sleeping...), from /proc/self/task/TID/stat, or 0.
  */
@@ -692,6 +687,11 @@ static int calls_block(uint64_t now)
 	return cpu_sum * 4 < wall_sum;
 }
 
+/*
+ * Look for a stalled queue (see the Theory of Operation) and add workers
+ * if it is, as many as calls_block() suggests.  Returns whether the caller
+ * must start one.
+ */
 static bool stall_check(void)
 {
 	uint64_t now;
@@ -715,7 +715,11 @@ static bool stall_check(void)
 		return false;                   /* help is on its way */
 	if (now - last_progress < ASYNC_STALL_NS)
 		return false;
+	/* Calls were seen computing with workers enough: look again later. */
+	if (stall_computing && now - last_verdict < ASYNC_STALL_NS * 100)
+		return false;
 	last_progress = now;
+	last_verdict = now;
 	verdict = calls_block(now);
 	if (verdict != 1)
 		stall_asleep = false;
@@ -733,7 +737,7 @@ static bool stall_check(void)
 		break;
 	default:
 		/* Not known yet: a few to start with, then wait for a verdict. */
-		n = busy < 4 ? 4 : 0;
+		n = busy < 2 ? 1 : 0;
 		break;
 	}
 	if (n > nr_queued)

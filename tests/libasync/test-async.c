@@ -951,10 +951,10 @@ static void test_computing_calls(void **state)
 	async_synchronize_full();
 	st = stats_now();
 	/*
-	 * 1 + 4 at the first stall, then up to twice the CPUs.  On a loaded
-	 * machine one stall may misread a computing thread as asleep (a page
-	 * fault, say), which adds 4 x 5 more; a second one in a row would be
-	 * needed for a worker per call (~220).
+	 * 1 + 1 at the first stall, then up to twice the CPUs.  On a loaded
+	 * machine one stall may misread computing threads as asleep (a page
+	 * fault, say), which adds 4 x busy more; a second one in a row would
+	 * be needed for a worker per call (~220).
 	 */
 	assert_in_range(st.workers_now, 1, 25 + 2 * (unsigned int)(cpus > 0 ? cpus : 1) + 4);
 }
