@@ -695,7 +695,7 @@ static int calls_block(uint64_t now)
 static bool stall_check(void)
 {
 	uint64_t now;
-	unsigned int n, busy = nr_workers - nr_idle;
+	unsigned int n, wake, busy = nr_workers - nr_idle;
 	int verdict;
 
 	if (!nr_queued) {
@@ -723,26 +723,41 @@ static bool stall_check(void)
 	verdict = calls_block(now);
 	if (verdict != 1)
 		stall_asleep = false;
+	/*
+	 * Idle workers are cheap to wake; new threads are not: @wake says how
+	 * many workers to put on the queue, @n how many of those may be new.
+	 */
 	switch (verdict) {
 	case 1:
-		/* They sleep: a worker per call, once seen twice in a row. */
+		/* They sleep: a worker per call, new ones once seen twice in a row. */
+		wake = nr_queued;
 		n = stall_asleep ? nr_queued : 4 * busy;
 		stall_asleep = true;
 		stall_computing = false;
 		break;
 	case 0:
 		/* They compute: up to twice the CPUs, then no more. */
-		n = busy < 2 * nr_cpus ? nr_cpus : 0;
+		wake = n = busy < 2 * nr_cpus ? nr_cpus : 0;
 		stall_computing = !n;
 		break;
 	default:
-		/* Not known yet: a few to start with, then wait for a verdict. */
+		/* Not known yet: a few idle ones or one new, then wait for a verdict. */
+		wake = 4 * busy;
 		n = busy < 2 ? 1 : 0;
 		break;
 	}
-	if (n > nr_queued)
-		n = nr_queued;
-	return add_workers(n);
+	if (wake > nr_queued)
+		wake = nr_queued;
+	if (wake > nr_idle) {
+		unsigned int more = wake - nr_idle;
+
+		wake = nr_idle;
+		if (n > more)
+			n = more;
+	} else {
+		n = 0;
+	}
+	return add_workers(wake + n);
 }
 
 static void remove_idle(struct async_worker *w)
