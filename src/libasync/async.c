@@ -79,8 +79,9 @@
  * about to take one, and no call has started for ASYNC_STALL_NS.  Tiny
  * calls keep starting, so they never cause more threads.  At a stall the
  * busy workers are looked at (their scheduler state in /proc, else their
- * CPU time): if they sleep, four times as many are added, and every
- * waiting call gets one if they still sleep at the next stall; if they
+ * CPU time): if they sleep, idle workers are woken for every waiting call,
+ * four times as many new ones are started, and every waiting call gets
+ * one if they still sleep at the next stall; if they
  * compute, workers are added up to twice the CPUs and no more; at the
  * first stall, before anything is known, one.  Woken and new workers wake
  * and start the next ones themselves, four and two at a time, so bringing
