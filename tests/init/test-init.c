@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +19,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -448,6 +450,60 @@ static void test_unit_mode(void **state)
 	close(fd);
 }
 
+/* --init outside PID 1 stops on SIGTERM/SIGINT: 128 + signal, STOPPING=1. */
+static void stop_on(int sig)
+{
+	char cmdline[300], sock[300], devdir[300], rundir[300], expect[600];
+	int fd, status;
+	pid_t pid;
+
+	wipe();
+	snprintf(devdir, sizeof(devdir), "%s/dev", tmp);
+	snprintf(rundir, sizeof(rundir), "%s/run", tmp);
+	mkdirs("dev");
+	mkdirs("run");
+	snprintf(cmdline, sizeof(cmdline), "%s/cmdline", tmp);
+	snprintf(sock, sizeof(sock), "%s/notify-stop", tmp);
+	fd = listen_on(sock);
+	/* rootwait: it would wait for ever */
+	mkfile("cmdline", 0644, "root=LABEL=never-there rootwait\n");
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		memset(&ap_cfg, 0, sizeof(ap_cfg));
+		ap_cfg.dev_dir = devdir;
+		ap_cfg.fastboot = -1;
+		ap_cfg.no_modules = true;
+		ap_cfg.log_target = AP_LOG_STDERR;
+		setenv("ASYNCPROBE_CMDLINE", cmdline, 1);
+		setenv("ASYNCPROBE_RUNDIR", rundir, 1);
+		setenv("NOTIFY_SOCKET", sock, 1);
+		_exit(ap_init_main(1, (char *[]){ (char *)"asyncprobe", NULL }));
+	}
+	expect_datagram(fd, "STATUS=Loading storage drivers and probing disks");
+	snprintf(expect, sizeof(expect), "STATUS=Waiting for the root device %s/disk/by-label/never-there",
+		 devdir);
+	expect_datagram(fd, expect);
+	assert_int_equal(kill(pid, sig), 0);
+	expect_datagram(fd, "STOPPING=1");
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 128 + sig);
+	close(fd);
+	unlink(sock);
+}
+
+static void test_unit_mode_sigterm(void **state)
+{
+	stop_on(SIGTERM);
+}
+
+static void test_unit_mode_sigint(void **state)
+{
+	stop_on(SIGINT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -457,6 +513,8 @@ int main(void)
 		cmocka_unit_test(test_is_mount_point),
 		cmocka_unit_test(test_notify),
 		cmocka_unit_test(test_unit_mode),
+		cmocka_unit_test(test_unit_mode_sigterm),
+		cmocka_unit_test(test_unit_mode_sigint),
 		/* last: it moves the process into its own mount namespace */
 		cmocka_unit_test(test_remove_tree_mounts),
 	};
