@@ -73,17 +73,24 @@
  * parent's cookie (see below).
  *
  * Workers.  Threads are started on demand, up to max_threads.  A new call
- * wakes one idle worker if there is one (the most recently idle, so the
- * others can time out).  Otherwise a first worker is started if there is
- * none, and more only when queued calls stall: calls are waiting, no worker
- * is idle, and no call has started for ASYNC_STALL_NS.  Tiny calls keep
- * starting, so they never cause more threads; blocking calls stall the
- * queue, so threads are added, doubling each stall period, and the new
- * threads start further ones themselves so the start-up cost is spread
- * over the CPUs.  The stall is noticed by schedulers and by non-async
- * threads blocked in a synchronize call (they wait with a timeout while
- * the queue stalls).  An idle worker exits after ASYNC_LINGER_NS, or at once
- * when async_quiesce() asks, which then joins them all.
+ * wakes an idle worker if no worker is busy (the most recently idle one,
+ * so the others can time out), or starts the first one.  More are added
+ * only when queued calls stall: calls are waiting, no worker is idle or
+ * about to take one, and no call has started for ASYNC_STALL_NS.  Tiny
+ * calls keep starting, so they never cause more threads.  At a stall the
+ * busy workers are looked at (their scheduler state in /proc, else their
+ * CPU time): if they sleep, idle workers are woken for every waiting call,
+ * four times as many new ones are started, and every waiting call gets
+ * one if they still sleep at the next stall; if they
+ * compute, workers are added up to twice the CPUs and no more; at the
+ * first stall, before anything is known, one.  Woken and new workers wake
+ * and start the next ones themselves, four and two at a time, so bringing
+ * up hundreds of threads is spread over the CPUs.  The stall is noticed by
+ * schedulers (every ASYNC_STALL_CHECK_EVERY calls) and by non-async threads
+ * blocked in a synchronize call, which wait with a timeout while the queue
+ * stalls.  An idle worker polls the queue briefly (one at a time), then
+ * sleeps; it exits after ASYNC_LINGER_NS, or at once when async_quiesce()
+ * asks, which then joins them all.
  *
  * Workers run with all signals blocked, so a program (PID 1, for instance)
  * keeps its signal handling in its own threads.
@@ -97,6 +104,8 @@
 #include <string.h>
 #include <syslog.h>
 #include <time.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "async.h"
 #include "libasync/async-internal.h"
@@ -107,8 +116,18 @@
 #define ASYNC_STALL_NS 50000ull
 /* An idle worker exits after this long without work. */
 #define ASYNC_LINGER_NS 200000000ull
-/* Free entries kept for reuse. */
-#define ASYNC_FREE_MAX 4096u
+/*
+ * Worker stacks.  Smaller than the usual 8 MiB default because mapping
+ * those makes starting hundreds of threads several times slower; the
+ * sanitizers need more.
+ */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define ASYNC_STACK_SIZE (1024u * 1024u)
+#else
+#define ASYNC_STACK_SIZE (256u * 1024u)
+#endif
+/* Free entries kept for reuse (freed by async_quiesce()). */
+#define ASYNC_FREE_MAX 16384u
 /* Idle workers poll the queue this many times before sleeping. */
 #define ASYNC_SPIN 2000u
 /* Schedulers look for a stall only every this many calls. */
@@ -135,10 +154,17 @@ struct async_waiter {
 
 struct async_worker {
 	struct async_worker *next;                /* idle stack, zombie list */
+	struct async_worker *all_prev, *all_next; /* all live workers */
 	pthread_t thread;
 	pthread_cond_t cond;
+	clockid_t cpu_clock;                      /* this thread's CPU time */
+	pid_t tid;
+	uint64_t calls;                           /* calls taken */
+	uint64_t sample_calls, sample_cpu, sample_wall;
 	unsigned int index;
 	bool woken;
+	bool in_call;
+	bool have_clock;
 };
 
 static ASYNC_DOMAIN(async_dfl_domain);
@@ -164,15 +190,20 @@ static unsigned int nr_free;
 
 static struct async_worker *idle_workers;  /* stack, most recently idle first */
 static struct async_worker *zombies;       /* exited, to be joined */
+static struct async_worker *all_workers;   /* running worker_main() */
+static unsigned int nr_cpus = 1;           /* set once */
 static unsigned int nr_workers;            /* alive or being started */
 static unsigned int nr_idle;
 static unsigned int spawn_owed;            /* reserved, not yet started */
 static unsigned int nr_starting;           /* reserved, not yet running */
 static unsigned int nr_waking;             /* woken from idle, not yet running */
 static unsigned int wake_owed;             /* idle workers to wake, by woken ones */
+static bool spinning;                   /* an idle worker polls the queue */
 static unsigned int nr_returning;          /* atomic: workers out of a call, waiting for the lock */
 static unsigned int quiescing;
-static uint64_t nr_starts, starts_seen, stall_since;
+static uint64_t nr_starts, starts_seen, last_progress, last_verdict;
+static bool stall_computing;               /* last verdict: calls compute, enough workers */
+static bool stall_asleep;                  /* last verdict: calls sleep */
 static unsigned int stall_tick;
 
 static unsigned int max_threads = ASYNC_DEFAULT_MAX_THREADS;
@@ -329,6 +360,11 @@ static void async_init(void)
 	pthread_condattr_init(&async_condattr);
 	pthread_condattr_setclock(&async_condattr, CLOCK_MONOTONIC);
 	pthread_cond_init(&async_quiesce_cond, &async_condattr);
+	{
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		nr_cpus = n > 0 ? (unsigned int)n : 1;
+	}
 
 	s = getenv("ASYNC_CHAOS");
 	if (s && *s) {
@@ -582,39 +618,147 @@ static bool add_workers(unsigned int n)
 }
 
 /*
+ * The scheduler state of a worker thread ('R' running or runnable, 'S',
+ * 'D' sleeping...), from /proc/self/task/TID/stat, or 0.
+ */
+static char worker_state(const struct async_worker *w)
+{
+	char path[64], buf[512];
+	const char *p;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)w->tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');              /* the name may hold anything */
+	if (!p || p[1] != ' ')
+		return 0;
+	return p[2];
+}
+
+/*
+ * Do the busy workers block, or compute?  Looks at up to eight workers
+ * still inside the call they were in at the previous stall: their
+ * scheduler state where /proc tells it (a thread that computes on an
+ * overloaded machine is runnable, not blocked), else their CPU time since
+ * then against the time that passed.
+ * Returns 1 (blocking: three quarters or more are asleep, or used less than
+ * a quarter of the time), 0 (computing) or -1 (cannot tell yet).
+ */
+static int calls_block(uint64_t now)
+{
+	uint64_t cpu_sum = 0, wall_sum = 0;
+	unsigned int sampled = 0, judged = 0, asleep = 0, states = 0;
+
+	for (struct async_worker *w = all_workers; w && sampled < 8; w = w->all_next) {
+		struct timespec ts;
+		uint64_t cpu = 0;
+		bool same;
+		char st;
+
+		if (!w->in_call)
+			continue;
+		sampled++;
+		/* Only a call that outlasted a stall period tells anything. */
+		same = w->sample_wall && w->sample_calls == w->calls;
+		st = worker_state(w);
+		if (!st && w->have_clock && clock_gettime(w->cpu_clock, &ts) == 0)
+			cpu = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		if (same && st) {
+			states++;
+			asleep += st != 'R';
+		} else if (same && cpu) {
+			cpu_sum += cpu - w->sample_cpu;
+			wall_sum += now - w->sample_wall;
+			judged++;
+		}
+		w->sample_calls = w->calls;
+		w->sample_cpu = cpu;
+		w->sample_wall = now;
+	}
+	if (states)
+		return asleep * 4 >= states * 3;
+	if (!judged)
+		return -1;
+	return cpu_sum * 4 < wall_sum;
+}
+
+/*
  * Look for a stalled queue (see the Theory of Operation) and add workers
- * if it is: twice as many as are busy, at least four.  Returns whether the
- * caller must start one.
+ * if it is, as many as calls_block() suggests.  Returns whether the caller
+ * must start one.
  */
 static bool stall_check(void)
 {
 	uint64_t now;
-	unsigned int n, busy;
+	unsigned int n, wake, busy = nr_workers - nr_idle;
+	int verdict;
 
-	if (!nr_queued || nr_starting || nr_waking || wake_owed || nr_workers - nr_idle >= max_threads ||
-	    __atomic_load_n(&nr_returning, __ATOMIC_RELAXED)) {
-		/* Nothing waits, or workers are about to take it: no stall. */
-		stall_since = 0;
+	if (!nr_queued) {
+		stall_computing = false;
 		return false;
 	}
-	if (nr_starts != starts_seen) {
-		starts_seen = nr_starts;
-		stall_since = 0;
+	if (busy >= max_threads)
 		return false;
-	}
 	now = now_ns();
-	if (!stall_since) {
-		stall_since = now;
+	if (nr_starts != starts_seen || __atomic_load_n(&nr_returning, __ATOMIC_RELAXED)) {
+		/* Calls started, or workers are about to take one: progress. */
+		starts_seen = nr_starts;
+		last_progress = now;
 		return false;
 	}
-	if (now - stall_since < ASYNC_STALL_NS)
+	if (nr_starting || nr_waking || wake_owed)
+		return false;                   /* help is on its way */
+	if (now - last_progress < ASYNC_STALL_NS)
 		return false;
-	stall_since = now;
-	busy = nr_workers - nr_idle;
-	n = busy < 2 ? 4 : 2 * busy;
-	if (n > nr_queued)
-		n = nr_queued;
-	return add_workers(n);
+	/* Calls were seen computing with workers enough: look again later. */
+	if (stall_computing && now - last_verdict < ASYNC_STALL_NS * 100)
+		return false;
+	last_progress = now;
+	last_verdict = now;
+	verdict = calls_block(now);
+	if (verdict != 1)
+		stall_asleep = false;
+	/*
+	 * Idle workers are cheap to wake; new threads are not: @wake says how
+	 * many workers to put on the queue, @n how many of those may be new.
+	 */
+	switch (verdict) {
+	case 1:
+		/* They sleep: a worker per call, new ones once seen twice in a row. */
+		wake = nr_queued;
+		n = stall_asleep ? nr_queued : 4 * busy;
+		stall_asleep = true;
+		stall_computing = false;
+		break;
+	case 0:
+		/* They compute: up to twice the CPUs, then no more. */
+		wake = n = busy < 2 * nr_cpus ? nr_cpus : 0;
+		stall_computing = !n;
+		break;
+	default:
+		/* Not known yet: a few idle ones or one new, then wait for a verdict. */
+		wake = 4 * busy;
+		n = busy < 2 ? 1 : 0;
+		break;
+	}
+	if (wake > nr_queued)
+		wake = nr_queued;
+	if (wake > nr_idle) {
+		unsigned int more = wake - nr_idle;
+
+		wake = nr_idle;
+		if (n > more)
+			n = more;
+	} else {
+		n = 0;
+	}
+	return add_workers(wake + n);
 }
 
 static void remove_idle(struct async_worker *w)
@@ -639,6 +783,10 @@ static bool idle_spin(void)
 {
 	bool found;
 
+	/* One spinner at a time: hundreds of idle workers must not burn the CPUs. */
+	if (spinning)
+		return false;
+	spinning = true;
 	__atomic_add_fetch(&nr_returning, 1, __ATOMIC_RELAXED);
 	async_lock_release();
 	for (unsigned int i = 0; i < ASYNC_SPIN; i++) {
@@ -648,6 +796,7 @@ static bool idle_spin(void)
 	}
 	async_lock_acquire();
 	__atomic_sub_fetch(&nr_returning, 1, __ATOMIC_RELAXED);
+	spinning = false;
 	found = nr_queued > 0;
 	return found;
 }
@@ -658,13 +807,20 @@ static void *worker_main(void *arg)
 	unsigned int started_here = 0;
 
 	tls_worker = w->index;
+	w->have_clock = pthread_getcpuclockid(pthread_self(), &w->cpu_clock) == 0;
+	w->tid = (pid_t)syscall(SYS_gettid);
 	async_lock_acquire();
 	nr_starting--;
+	w->all_prev = NULL;
+	w->all_next = all_workers;
+	if (all_workers)
+		all_workers->all_prev = w;
+	all_workers = w;
 	for (;;) {
 		struct async_entry *e;
 
-		/* 1. Help wake and start the workers that were asked for, two each. */
-		for (unsigned int i = 0; i < 2 && wake_owed; i++) {
+		/* 1. Help wake (four) and start (two) the workers asked for. */
+		for (unsigned int i = 0; i < 4 && wake_owed; i++) {
 			wake_owed--;
 			wake_idle_worker();
 		}
@@ -684,11 +840,14 @@ static void *worker_main(void *arg)
 			async_trace_func_t *tfn = trace_fn;
 			void *tud = trace_userdata;
 
+			w->in_call = true;
+			w->calls++;
 			async_lock_release();
 			run_call(e, tfn, tud, false);
 			__atomic_add_fetch(&nr_returning, 1, __ATOMIC_RELAXED);
 			async_lock_acquire();
 			__atomic_sub_fetch(&nr_returning, 1, __ATOMIC_RELAXED);
+			w->in_call = false;
 			complete_entry(e);
 			continue;
 		}
@@ -719,6 +878,12 @@ static void *worker_main(void *arg)
 	}
 
 	/* 4. Exit: leave the thread to be joined by a later start or quiesce. */
+	if (w->all_prev)
+		w->all_prev->all_next = w->all_next;
+	else
+		all_workers = w->all_next;
+	if (w->all_next)
+		w->all_next->all_prev = w->all_prev;
 	nr_workers--;
 	w->next = zombies;
 	zombies = w;
@@ -763,10 +928,15 @@ static bool start_worker(void)
 		async_lock_acquire();
 		w->index = (unsigned int)++stats.workers_started;
 		async_lock_release();
+		pthread_attr_t attr;
+
+		pthread_attr_init(&attr);
+		pthread_attr_setstacksize(&attr, ASYNC_STACK_SIZE);
 		sigfillset(&all);
 		pthread_sigmask(SIG_SETMASK, &all, &old);
-		r = -pthread_create(&w->thread, NULL, worker_main, w);
+		r = -pthread_create(&w->thread, &attr, worker_main, w);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		pthread_attr_destroy(&attr);
 		if (r == 0)
 			return true;
 		pthread_cond_destroy(&w->cond);
@@ -954,8 +1124,8 @@ static void synchronize(async_cookie_t target, struct async_domain *domain)
 			continue;
 		}
 		if (!own && queue_first && nr_workers - nr_idle < max_threads) {
-			/* Watch for a stalled queue while waiting. */
-			struct timespec deadline = deadline_after(ASYNC_STALL_NS);
+			/* Watch for a stalled queue while waiting; rarely if calls compute. */
+			struct timespec deadline = deadline_after(stall_computing ? ASYNC_STALL_NS * 100 : ASYNC_STALL_NS);
 
 			pthread_cond_timedwait(&w.cond, &async_lock, &deadline);
 			stats.wakeups++;
@@ -1083,6 +1253,7 @@ ASYNC_EXPORT unsigned int async_set_max_pending(unsigned int max)
 ASYNC_EXPORT int async_quiesce(void)
 {
 	struct async_worker *dead;
+	struct async_entry *spare;
 
 	if (current_is_async())
 		return -EDEADLK;
@@ -1097,8 +1268,17 @@ ASYNC_EXPORT int async_quiesce(void)
 	quiescing--;
 	dead = zombies;
 	zombies = NULL;
+	spare = free_entries;
+	free_entries = NULL;
+	nr_free = 0;
 	async_lock_release();
 	join_zombies(dead);
+	while (spare) {
+		struct async_entry *next = spare->queue_next;
+
+		free(spare);
+		spare = next;
+	}
 	return 0;
 }
 

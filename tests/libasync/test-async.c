@@ -928,6 +928,37 @@ static void test_no_thread_explosion(void **state)
 	assert_true(stats_now().workers_now <= 64);
 }
 
+/* Calls that compute for a while get a few more workers, not one each. */
+static void compute_call(void *data, async_cookie_t cookie)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	do
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 2000000L);
+}
+
+static void test_computing_calls(void **state)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	struct async_stats st;
+
+	assert_int_equal(async_quiesce(), 0);
+	async_set_max_threads(256);
+	for (unsigned int i = 0; i < scaled(200) + 20; i++)
+		async_schedule(compute_call, NULL);
+	async_synchronize_full();
+	st = stats_now();
+	/*
+	 * 1 + 1 at the first stall, then up to twice the CPUs.  On a loaded
+	 * machine one stall may misread computing threads as asleep (a page
+	 * fault, say), which adds 4 x busy more; a second one in a row would
+	 * be needed for a worker per call (~220).
+	 */
+	assert_in_range(st.workers_now, 1, 25 + 2 * (unsigned int)(cpus > 0 ? cpus : 1) + 4);
+}
+
 /* Quiesce: all workers gone, the process is single-threaded again. */
 static void quiesce_inside(void *data, async_cookie_t cookie)
 {
@@ -992,6 +1023,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stress_cap256, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stress_chaos, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_thread_explosion, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_computing_calls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_quiesce, setup, teardown),
 	};
 	int r;
