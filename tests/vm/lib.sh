@@ -120,13 +120,17 @@ vm_kernel() {
 	dir=$VM_CACHE/kernel-$VM_KVER-$(dpkg-deb -f "$deb" Version)
 	if [ ! -f "$dir/.done" ]; then
 		vm_note "unpacking $deb"
-		rm -rf "$dir.tmp" && mkdir -p "$dir.tmp" &&
-			dpkg-deb -x "$deb" "$dir.tmp" &&
-			depmod -b "$dir.tmp" "$VM_KVER" &&
-			touch "$dir.tmp/.done" && rm -rf "$dir" && mv "$dir.tmp" "$dir" || {
+		local tmp=$dir.tmp.$$
+		rm -rf "$tmp" && mkdir -p "$tmp" &&
+			dpkg-deb -x "$deb" "$tmp" &&
+			depmod -b "$tmp" "$VM_KVER" &&
+			touch "$tmp/.done" || {
+			rm -rf "$tmp"
 			echo "unpacking $deb failed" >&2
 			return 1
 		}
+		# A concurrent run may have unpacked it first: keep that one.
+		mv -T "$tmp" "$dir" 2>/dev/null || rm -rf "$tmp"
 	fi
 	VM_KROOT=$dir
 	VM_KERNEL=$dir/boot/vmlinuz-$VM_KVER
@@ -212,17 +216,23 @@ vm_images() {
 	key=$( (declare -p VM_DISKS; declare -f vm_mkdisk vm_mkfs vm_rootfs_tree;
 		cat "$VM_LIB_DIR/rootfs-init.sh" /bin/busybox) | sha256sum | cut -c1-16)
 	VM_IMAGES=$VM_CACHE/images-$key
-	[ -f "$VM_IMAGES/.done" ] && return 0
+	if [ -f "$VM_IMAGES/.done" ]; then
+		touch "$VM_IMAGES"
+		return 0
+	fi
 	vm_note "building disk images in $VM_IMAGES"
-	# Images of earlier layouts are not needed any more.
-	rm -rf "$VM_CACHE"/images-*
+	# Other trees may share the cache with other layouts at the same
+	# time: only layouts nobody used for a week go.
+	find "$VM_CACHE" -maxdepth 1 -name 'images-*' -mtime +7 -exec rm -rf {} + 2>/dev/null
 	d=$VM_IMAGES.tmp.$$
 	rm -rf "$d" && mkdir -p "$d" || return 1
 	for spec in "${VM_DISKS[@]}"; do
 		vm_mkdisk "$d/${spec%%|*}.img" "$spec" || { rm -rf "$d"; return 1; }
 	done
 	touch "$d/.done"
-	rm -rf "$VM_IMAGES" && mv "$d" "$VM_IMAGES"
+	# Someone else may have built the same layout meanwhile: keep theirs.
+	mv -T "$d" "$VM_IMAGES" 2>/dev/null || rm -rf "$d"
+	[ -f "$VM_IMAGES/.done" ]
 }
 
 vm_setup() {
