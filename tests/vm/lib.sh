@@ -354,7 +354,7 @@ vm_devices() {
 # vm_devices; the console goes to $VM_OUT/NAME.log (CR stripped).  Returns
 # QEMU's status (124 or 137: the limit was hit).
 vm_boot() {
-	local name=$1 initrd=$2 cmdline=$3 limit=${4:-120} log raw rc t0 t1
+	local name=$1 initrd=$2 cmdline=$3 limit=${4:-${VM_LIMIT:-300}} log raw rc t0 t1
 	log=$VM_OUT/$name.log
 	raw=$log.raw
 	rm -f "$log" "$raw"
