@@ -8,7 +8,7 @@
 vm_setup
 vm_plan 4
 vm_initrd_asyncprobe || vm_bail "building the initramfs failed"
-vm_devices matrix
+vm_devices pair
 missing=0badc0de-0000-4000-8000-00000000dead
 vm_boot noroot "$VM_INITRD_AP" "root=UUID=$missing asyncprobe.root_timeout=5" 300
 rc=$?

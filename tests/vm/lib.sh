@@ -306,12 +306,14 @@ vm_initrd_debian() {
 #   parity  matrix plus a MegaRAID SAS HBA (megaraid_sas)
 #   demo    four AHCI SATA disks and virtio-scsi and MegaRAID SCSI disks
 #   small   the root disk only
+#   pair    the root disk and a second SATA disk, and a virtio-blk disk
 vm_devices() {
 	local set=$1 d
 	VM_DEV_ARGS=()
 	VM_DEV_NAMES=()
 	case $set in
 	small) d="root" ;;
+	pair) d="root sata2 vblk" ;;
 	matrix) d="root sata2 vscsi lsi vblk nvme" ;;
 	parity) d="root sata2 vscsi lsi mega vblk nvme" ;;
 	demo) d="root sata2 sata3 sata4 vscsi scsi2 mega" ;;
