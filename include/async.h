@@ -48,18 +48,18 @@ typedef void async_func_t(void *data, async_cookie_t cookie);
  * The fields are private to the library.
  */
 struct async_entry;
+struct async_waiter;
 struct async_domain {
 	struct async_entry *_first;     /* pending or running, cookie order */
 	struct async_entry *_last;
-	struct async_domain *_next;     /* registered domains list */
+	struct async_waiter *_waiters;  /* blocked synchronizers, target order */
 	const char *name;
 	unsigned int registered : 1;
-	unsigned int _linked : 1;
 };
 
 #define ASYNC_DOMAIN_INIT(_name, _registered) \
-	{ ._first = NULL, ._last = NULL, ._next = NULL, .name = #_name, \
-	  .registered = (_registered), ._linked = 0 }
+	{ ._first = NULL, ._last = NULL, ._waiters = NULL, .name = #_name, \
+	  .registered = (_registered) }
 #define ASYNC_DOMAIN(_name) \
 	struct async_domain _name = ASYNC_DOMAIN_INIT(_name, 1)
 #define ASYNC_DOMAIN_EXCLUSIVE(_name) \
@@ -72,7 +72,19 @@ ASYNC_EXPORT async_cookie_t async_schedule_domain(async_func_t *func, void *data
 						  struct async_domain *domain)
 	_async_nonnull_(1, 3);
 
-/* Synchronization. */
+/*
+ * Synchronization.  async_synchronize_cookie_domain(c, d) returns once every
+ * call of @d with a cookie below @c has returned; ASYNC_COOKIE_MAX means all
+ * of them.  async_synchronize_full() waits until nothing is pending or
+ * running in any registered domain, counting calls scheduled by running
+ * calls.
+ *
+ * From inside a call, a target beyond the caller's own cookie (a later
+ * cookie, ASYNC_COOKIE_MAX, any full synchronization) would wait for the
+ * caller itself: it waits instead for the calls scheduled before the caller
+ * only, logs a warning once per process and counts a self_sync.  So a call
+ * never deadlocks on itself.
+ */
 ASYNC_EXPORT void async_synchronize_full(void);
 ASYNC_EXPORT void async_synchronize_full_domain(struct async_domain *domain)
 	_async_nonnull_(1);
@@ -102,7 +114,9 @@ ASYNC_EXPORT void async_synchronize_full_special(struct async_domain *domain)
 /*
  * Configuration.  Concurrency is off until a program turns it on: while off,
  * every call runs in the caller before async_schedule() returns, with the
- * same cookies and ordering.
+ * same cookies and ordering.  The same synchronous fallback is taken when
+ * memory runs out or max_pending calls are in progress (calls scheduled
+ * from inside a call are queued beyond that bound).
  */
 ASYNC_EXPORT void async_set_enabled(bool enabled);
 ASYNC_EXPORT bool async_get_enabled(void);

@@ -8,6 +8,8 @@ pkgs=(
 	libudev-dev libblkid-dev libkmod-dev libsystemd-dev
 	# unit tests
 	libcmocka-dev umockdev libumockdev-dev
+	# trace tests validate JSON and SVG with python3 (json, xml.etree)
+	python3
 	# benchmark peers
 	libuv1-dev libglib2.0-dev
 	# fuzzing
@@ -18,6 +20,8 @@ pkgs=(
 	# udev-parity VM test: Debian's own initrd for the same kernel
 	initramfs-tools
 	valgrind python3
+	# lint of the dracut and initramfs-tools scripts (tests/init/scripts.sh)
+	shellcheck
 )
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps: run as root (apt-get)" >&2

@@ -85,7 +85,7 @@ for san in thread address,undefined; do
 	rm -f /tmp/san-probe.$$
 	if step "build-$tag" build_tree "$dir" CFLAGS="$flags" LDFLAGS="-fsanitize=$san" --disable-shared; then
 		note "make check under -fsanitize=$san"
-		(cd "$dir" && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+		(cd "$dir" && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$top/tests/tsan.supp" \
 			ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1" \
 			make -j"$JOBS" check) >"$out/check-$tag.log" 2>&1
 		count_log "$dir/test-suite.log" "unit tests ($san)"

@@ -46,6 +46,7 @@ struct ap_config {
 	const char *basedir;            /* -b: root holding lib/modules/KVER, NULL = / */
 	const char *modules_dir;        /* --modules-dir: explicit lib/modules/KVER */
 	const char *kernel_version;     /* -S: KVER below BASEDIR, NULL = running kernel */
+	const char *modprobe_config;    /* -C: modprobe.d file or directory, NULL = system's */
 	int fastboot;                   /* -1 unset (kernel command line decides), 0, 1 */
 	bool dry_run;
 	bool all_modules;
@@ -91,6 +92,11 @@ void ap_logv(int prio, const char *fmt, va_list ap) __attribute__((format(printf
 void ap_log_dev(int prio, struct udev_device *dev, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 bool ap_log_enabled(int prio);
+/*
+ * The one-line progress display on stderr (a terminal): @line replaces it,
+ * NULL or "" removes it.  Messages logged meanwhile appear above it.
+ */
+void ap_log_progress(const char *line);
 
 #define log_error(...)   ap_log(AP_LOG_ERR, __VA_ARGS__)
 #define log_warning(...) ap_log(AP_LOG_WARNING, __VA_ARGS__)

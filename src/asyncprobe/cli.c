@@ -25,6 +25,7 @@ static void usage(FILE *f)
 	      "  -b, --basedir=DIR         use the module tree DIR/lib/modules/KVER\n"
 	      "  -S, --kernel-version=KVER kernel version below BASEDIR (default: running)\n"
 	      "      --modules-dir=DIR     use the module tree DIR (a lib/modules/KVER)\n"
+	      "  -C, --config=PATH         modprobe.d file or directory instead of the system's\n"
 	      "  -a, --all-modules         load drivers for every device with a modalias\n"
 	      "      --no-modules          load no drivers\n"
 	      "      --no-links            probe, but create no links\n"
@@ -72,6 +73,7 @@ static const struct option options[] = {
 	{ "basedir", required_argument, NULL, 'b' },
 	{ "kernel-version", required_argument, NULL, 'S' },
 	{ "modules-dir", required_argument, NULL, OPT_MODULES_DIR },
+	{ "config", required_argument, NULL, 'C' },
 	{ "all-modules", no_argument, NULL, 'a' },
 	{ "no-modules", no_argument, NULL, OPT_NO_MODULES },
 	{ "no-links", no_argument, NULL, OPT_NO_LINKS },
@@ -142,7 +144,7 @@ static int parse_args(int argc, char **argv, bool lenient, const char ***resolve
 	int c;
 
 	opterr = lenient ? 0 : 1;
-	while ((c = getopt_long(argc, argv, "nb:S:ad:t:vqhV", options, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, "nb:S:C:ad:t:vqhV", options, NULL)) >= 0) {
 		switch (c) {
 		case 'n':
 			ap_cfg.dry_run = true;
@@ -155,6 +157,9 @@ static int parse_args(int argc, char **argv, bool lenient, const char ***resolve
 			break;
 		case OPT_MODULES_DIR:
 			ap_cfg.modules_dir = optarg;
+			break;
+		case 'C':
+			ap_cfg.modprobe_config = optarg;
 			break;
 		case 'a':
 			ap_cfg.all_modules = true;
@@ -272,7 +277,8 @@ static int resolve_aliases(const char **aliases, size_t n)
 	size_t i;
 	int r, status = AP_EXIT_OK;
 
-	r = ap_modules_new(&m, ap_cfg.basedir, ap_cfg.modules_dir, ap_cfg.kernel_version, true);
+	r = ap_modules_new(&m, ap_cfg.basedir, ap_cfg.modules_dir, ap_cfg.kernel_version,
+			   ap_cfg.modprobe_config, true);
 	if (r < 0)
 		return r == -ENOENT ? AP_EXIT_CONFIG : AP_EXIT_SYSTEM;
 	for (i = 0; i < n; i++) {

@@ -92,7 +92,9 @@ struct ap_monitor;
 typedef void ap_monitor_func_t(const char *action, const char *syspath, void *userdata);
 
 int ap_monitor_start(struct ap_monitor **ret, ap_monitor_func_t *fn, void *userdata);
+/* Stop the thread: no callback runs afterwards; waits keep working. */
 void ap_monitor_stop(struct ap_monitor *m);
+void ap_monitor_free(struct ap_monitor *m);
 
 /*
  * Wait until @pred(@data) is true, re-evaluated on every uevent (and once
@@ -134,11 +136,13 @@ struct ap_modules;
 /*
  * Open the module tree: @modules_dir, or @basedir/lib/modules/@kver
  * (@kver NULL: the running kernel; if that is missing under @basedir and
- * exactly one version is there, that one).  Returns 0, -ENOENT when there
+ * exactly one version is there, that one).  @config: a modprobe.d file or
+ * directory instead of the system's (NULL: /etc/modprobe.d and friends).
+ * Returns 0, -ENOENT when there
  * is no tree or index (a message says which), or another -errno.
  */
 int ap_modules_new(struct ap_modules **ret, const char *basedir, const char *modules_dir,
-		   const char *kver, bool dry_run);
+		   const char *kver, const char *config, bool dry_run);
 struct ap_modules *ap_modules_free(struct ap_modules *m);
 const char *ap_modules_dir(struct ap_modules *m);
 /* True when the tree is not the running kernel's: loaded-state is ignored. */

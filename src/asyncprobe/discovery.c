@@ -402,6 +402,7 @@ struct ap_monitor {
 	bool ready;             /* lock */
 	int error;              /* monitor could not be set up (lock) */
 	int stop_fd;            /* eventfd */
+	bool stopped;           /* thread joined (owner's thread only) */
 	ap_monitor_func_t *fn;
 	void *userdata;
 };
@@ -524,11 +525,19 @@ void ap_monitor_stop(struct ap_monitor *m)
 {
 	uint64_t one = 1;
 
-	if (!m)
+	if (!m || m->stopped)
 		return;
 	if (write(m->stop_fd, &one, sizeof(one)) < 0)
 		log_error("uevent monitor: cannot stop: %m");
 	pthread_join(m->thread, NULL);
+	m->stopped = true;
+}
+
+void ap_monitor_free(struct ap_monitor *m)
+{
+	if (!m)
+		return;
+	ap_monitor_stop(m);
 	close(m->stop_fd);
 	pthread_cond_destroy(&m->cond);
 	pthread_mutex_destroy(&m->lock);

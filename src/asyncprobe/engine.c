@@ -12,11 +12,13 @@
  * sequential boot would use.  Each call:
  *
  *   1. does its slow work (modprobe, wait for child devices bounded by
- *      --device-timeout and driven by uevents, blkid, computing names);
+ *      --device-timeout and driven by uevents, blkid, computing names,
+ *      enumerating its children);
  *   2. calls async_synchronize_cookie(own cookie), which returns once
  *      every call with a lower cookie has completed;
- *   3. publishes: links (ap_links_publish), and, as its very last act,
- *      spawns its children through ap_spawn().
+ *   3. publishes: links (ap_links_publish), the registration of its
+ *      children (a device two parents could claim goes to the lower
+ *      cookie), and, as its very last act, spawns them through ap_spawn().
  *
  * The tree: the discovery call (cookie 1) enumerates every controller in
  * topological order (ap_devpath_compare: PCI address, then host10 after
@@ -118,7 +120,8 @@ struct ap_node {
 	char *error_what;
 	int links_failed;
 
-	struct ap_node **children;      /* collected, spawned after sync */
+	struct ap_found_list found;     /* enumerated before the sync */
+	struct ap_node **children;      /* registered after it, spawned last */
 	size_t n_children;
 
 	uint64_t t_spawn, t_start, t_sync0, t_sync1, t_end;
@@ -151,8 +154,6 @@ struct ap_engine {
 	uint64_t t0, t1;
 	bool finished;
 };
-
-static __thread struct ap_node *current_node;
 
 static void node_run(void *data, async_cookie_t cookie);
 
@@ -194,6 +195,7 @@ static void node_free(struct ap_node *n)
 		ap_modload_clear(&n->loads[i]);
 	free(n->loads);
 	free(n->children);
+	ap_found_list_free(&n->found);
 	free(n);
 }
 
@@ -326,6 +328,7 @@ static void drain(struct ap_engine *e)
 static void progress_update(struct ap_engine *e, const struct ap_node *n)
 {
 	unsigned int done, total;
+	char line[200];
 
 	if (!e->progress)
 		return;
@@ -333,21 +336,16 @@ static void progress_update(struct ap_engine *e, const struct ap_node *n)
 	done = e->done;
 	total = (unsigned int)e->n_nodes;
 	pthread_mutex_unlock(&e->lock);
-	pthread_mutex_lock(&e->out_lock);
-	fprintf(stderr, "\r\033[Kasyncprobe: [%u/%u] %s %s", done, total,
-		n->discovery ? "discovery" : ap_kind_to_string(n->kind), node_label(n));
-	fflush(stderr);
-	pthread_mutex_unlock(&e->out_lock);
+	snprintf(line, sizeof(line), "asyncprobe: [%u/%u] %s %s", done, total,
+		 n->discovery ? "discovery" : ap_kind_to_string(n->kind),
+		 n->discovery ? "" : node_label(n));
+	ap_log_progress(line);
 }
 
 static void progress_clear(struct ap_engine *e)
 {
-	if (!e->progress)
-		return;
-	pthread_mutex_lock(&e->out_lock);
-	fputs("\r\033[K", stderr);
-	fflush(stderr);
-	pthread_mutex_unlock(&e->out_lock);
+	if (e->progress)
+		ap_log_progress(NULL);
 }
 
 /* ---------------------------------------------------------------- waits */
@@ -461,6 +459,9 @@ out:
 	return ready;
 }
 
+/* How long a controller may take to bind once its module is in. */
+#define AP_BIND_GRACE_MS 1000
+
 static void node_fail(struct ap_node *n, int error, const char *what)
 {
 	if (n->error)
@@ -545,36 +546,49 @@ out:
 }
 
 /*
- * Enumerate the devices @n owns and register the new ones as its children
- * (spawned after the sync).  Registration is immediate so that a late
- * uevent for the same device is not taken for a hotplug.
+ * Enumerate the devices @n owns (slow part; before the sync).  They are
+ * registered as its children only after the sync (adopt_children()), so
+ * when two parents could claim one device (an NVMe multipath head behind
+ * two controllers) the lower cookie wins, in every mode.
  */
 static void collect_children(struct udev *udev, struct ap_node *n)
 {
 	struct ap_engine *e = n->e;
-	struct ap_found_list l = {};
-	size_t i;
 	int r;
 
+	/* From here on a new device below @n is a hotplug (see hotplug_one()). */
 	pthread_mutex_lock(&e->lock);
 	n->state = NODE_COLLECTED;
 	pthread_mutex_unlock(&e->lock);
 
-	r = ap_enumerate(udev, n->syspath, ap_cfg.all_modules, ap_cfg.include_loop, &l);
+	r = ap_enumerate(udev, n->discovery ? NULL : n->syspath, ap_cfg.all_modules,
+			 ap_cfg.include_loop, &n->found);
 	if (r < 0) {
-		log_error("%s: cannot enumerate children: %s", node_label(n), strerror(-r));
+		log_error("%s: cannot enumerate devices: %s", node_label(n), strerror(-r));
+		node_fail(n, r, "enumeration failed");
 		return;
 	}
-	if (n->driver && strcmp(n->driver, "nvme") == 0)
-		collect_nvme_heads(udev, n, &l);
-	ap_found_list_sort(&l);
+	if (n->driver && strcmp(n->driver, "nvme") == 0) {
+		collect_nvme_heads(udev, n, &n->found);
+		ap_found_list_sort(&n->found);
+	}
+}
 
-	n->children = calloc(l.n ? l.n : 1, sizeof(*n->children));
-	if (!n->children)
-		goto out;
+/* After the sync: register what collect_children() found, skipping known devices. */
+static void adopt_children(struct udev *udev, struct ap_node *n)
+{
+	struct ap_engine *e = n->e;
+	size_t i;
+
+	n->children = calloc(n->found.n ? n->found.n : 1, sizeof(*n->children));
+	if (!n->children) {
+		ap_found_list_free(&n->found);
+		return;
+	}
 	pthread_mutex_lock(&e->lock);
-	for (i = 0; i < l.n; i++) {
-		struct ap_node *c = node_register_locked(e, l.v[i].syspath, l.v[i].kind, n);
+	for (i = 0; i < n->found.n; i++) {
+		struct ap_node *c = node_register_locked(e, n->found.v[i].syspath,
+							 n->found.v[i].kind, n);
 
 		if (c)
 			n->children[n->n_children++] = c;
@@ -588,8 +602,7 @@ static void collect_children(struct udev *udev, struct ap_node *n)
 			udev_device_unref(d);
 		}
 	}
-out:
-	ap_found_list_free(&l);
+	ap_found_list_free(&n->found);
 }
 
 /* ------------------------------------------------------------- the calls */
@@ -626,39 +639,8 @@ static bool any_module_ok(const struct ap_node *n)
 
 static void run_discovery(struct ap_node *n, struct udev *udev)
 {
-	struct ap_engine *e = n->e;
-	struct ap_found_list l = {};
-	size_t i;
-	int r;
-
-	r = ap_enumerate(udev, NULL, ap_cfg.all_modules, ap_cfg.include_loop, &l);
-	if (r < 0) {
-		log_error("cannot enumerate devices: %s", strerror(-r));
-		node_fail(n, r, "enumeration failed");
-		return;
-	}
-	n->children = calloc(l.n ? l.n : 1, sizeof(*n->children));
-	if (n->children) {
-		pthread_mutex_lock(&e->lock);
-		for (i = 0; i < l.n; i++) {
-			struct ap_node *c = node_register_locked(e, l.v[i].syspath, l.v[i].kind, n);
-
-			if (c)
-				n->children[n->n_children++] = c;
-		}
-		pthread_mutex_unlock(&e->lock);
-		for (i = 0; i < n->n_children; i++) {
-			struct udev_device *d =
-				udev_device_new_from_syspath(udev, n->children[i]->syspath);
-
-			if (d) {
-				node_describe(n->children[i], d);
-				udev_device_unref(d);
-			}
-		}
-	}
-	log_info("discovery: %zu controllers and unowned devices", n->n_children);
-	ap_found_list_free(&l);
+	collect_children(udev, n);
+	log_info("discovery: %zu controllers and devices without one", n->found.n);
 }
 
 static void run_controller(struct ap_node *n, struct udev *udev)
@@ -672,10 +654,18 @@ static void run_controller(struct ap_node *n, struct udev *udev)
 
 	if (!ap_cfg.dry_run) {
 		t0 = ap_now_ns();
-		/* Only wait when something was (or is) there to bind. */
+		/*
+		 * When init_module() returns, the driver has probed the devices
+		 * that exist (the kernel waits for asynchronous probes too,
+		 * unless async_probe was requested), so binding is mostly
+		 * decided; the grace covers a device caught between its "add"
+		 * and its probe.  A driver may also decline a device.
+		 */
 		if (n->driver || any_module_ok(n)) {
-			if (ap_monitor_wait(n->e->mon, pred_driver_bound, &w, timeout) < 0)
-				log_warning("%s: no driver bound after %u ms", n->sysname, timeout);
+			unsigned int grace = timeout < AP_BIND_GRACE_MS ? timeout : AP_BIND_GRACE_MS;
+
+			if (ap_monitor_wait(n->e->mon, pred_driver_bound, &w, grace) < 0)
+				log_info("%s: no driver bound after %u ms", n->sysname, grace);
 		}
 		d = udev_device_new_from_syspath(udev, n->syspath);
 		if (d) {
@@ -821,16 +811,15 @@ static void run_block(struct ap_node *n, struct udev *udev)
 
 static void node_run(void *data, async_cookie_t cookie)
 {
-	struct ap_node *n = data, *saved = current_node;
+	struct ap_node *n = data;
 	struct ap_engine *e = n->e;
 	struct udev *udev;
 	size_t i;
 	char label[300];
 
-	current_node = n;
-	n->cookie = cookie;
 	n->t_start = ap_now_ns();
 	pthread_mutex_lock(&e->lock);
+	n->cookie = cookie;
 	n->state = NODE_RUNNING;
 	pthread_mutex_unlock(&e->lock);
 
@@ -854,6 +843,7 @@ static void node_run(void *data, async_cookie_t cookie)
 		/* run_block synchronized before publishing */
 		if (n->t_sync1 == 0)
 			sync_own_cookie(n);
+		adopt_children(udev, n);
 		udev_unref(udev);
 	}
 
@@ -870,7 +860,6 @@ static void node_run(void *data, async_cookie_t cookie)
 	pthread_mutex_unlock(&e->lock);
 	progress_update(e, n);
 	ap_monitor_kick(e->mon);
-	current_node = saved;
 }
 
 /* -------------------------------------------------------------- hotplug */
@@ -1070,8 +1059,9 @@ int ap_engine_start(struct ap_engine **ret)
 
 	if (!ap_cfg.no_modules) {
 		r = ap_modules_new(&e->mods, ap_cfg.basedir, ap_cfg.modules_dir,
-				   ap_cfg.kernel_version, ap_cfg.dry_run);
-		if (r < 0 && (ap_cfg.basedir || ap_cfg.modules_dir || ap_cfg.kernel_version)) {
+				   ap_cfg.kernel_version, ap_cfg.modprobe_config, ap_cfg.dry_run);
+		if (r < 0 && (ap_cfg.basedir || ap_cfg.modules_dir || ap_cfg.kernel_version ||
+			      ap_cfg.modprobe_config)) {
 			/* an explicit tree that does not work is a configuration error */
 			log_error("module tree unusable: %s", strerror(-r));
 			ap_engine_free(e);
@@ -1523,11 +1513,13 @@ int ap_engine_finish(struct ap_engine *e)
 	if (!e)
 		return AP_EXIT_SYSTEM;
 	settle(e, NULL, NULL, 0);
-	async_synchronize_full();
 	pthread_mutex_lock(&e->lock);
-	e->finished = true;
+	e->finished = true;             /* later uevents are ignored */
 	pthread_mutex_unlock(&e->lock);
-	ap_monitor_stop(e->mon);
+	ap_monitor_stop(e->mon);        /* joins: no callback runs after this */
+	settle(e, NULL, NULL, 0);       /* hotplugs that slipped in meanwhile */
+	async_synchronize_full();
+	ap_monitor_free(e->mon);        /* no call waits on it any more */
 	e->mon = NULL;
 	r = async_quiesce();
 	if (r < 0)
@@ -1574,8 +1566,11 @@ struct ap_engine *ap_engine_free(struct ap_engine *e)
 
 	if (!e)
 		return NULL;
-	if (e->mon)
+	if (e->mon) {
 		ap_monitor_stop(e->mon);
+		async_synchronize_full();
+		ap_monitor_free(e->mon);
+	}
 	for (i = 0; i < e->n_nodes; i++)
 		node_free(e->nodes[i]);
 	free(e->nodes);
@@ -1607,12 +1602,17 @@ void ap_engine_dump_state(struct ap_engine *e, FILE *f)
 
 		if (n->discovery)
 			continue;
-		fprintf(f, "  [%llu] %-10s %-12s %s%s%s%s", (unsigned long long)n->cookie,
-			ap_kind_to_string(n->kind), node_label(n), states[n->state],
-			n->driver ? " driver=" : "", n->driver ? n->driver : "",
-			n->fs.type ? " type=" : "");
+		fprintf(f, "  [%llu] %-10s %-12s %s", (unsigned long long)n->cookie,
+			ap_kind_to_string(n->kind), node_label(n), states[n->state]);
+		/* what a running call is still writing is shown once it is done */
+		if (n->state != NODE_DONE) {
+			fputc('\n', f);
+			continue;
+		}
+		if (n->driver)
+			fprintf(f, " driver=%s", n->driver);
 		if (n->fs.type)
-			fputs(n->fs.type, f);
+			fprintf(f, " type=%s", n->fs.type);
 		for (j = 0; j < n->n_loads; j++)
 			fprintf(f, " %s:%s", n->loads[j].module, ap_modresult_to_string(n->loads[j].result));
 		if (n->error)

@@ -13,7 +13,10 @@ struct ap_engine;
 /*
  * Start a run with the settings in ap_cfg.  With concurrency on this
  * returns as soon as the work is scheduled; sequentially it returns when
- * everything is done.  Returns 0 or -errno (and logs why).
+ * everything is done.  Returns 0 or -errno (and logs why); -ENOENT means
+ * the module tree given with -b/-S/--modules-dir is unusable (a
+ * configuration error, AP_EXIT_CONFIG).  The kernel command line decides
+ * fastboot when ap_cfg.fastboot is -1, and modprobe.blacklist= applies.
  */
 int ap_engine_start(struct ap_engine **ret);
 

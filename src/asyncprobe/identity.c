@@ -931,23 +931,32 @@ static int usb_identity(struct udev_device *disk, struct udev_device *scsidev, s
 			protocol = (int)strtoul(if_subclass, NULL, 16);
 	}
 	if ((protocol == 6 || protocol == 2) && scsidev) {
+		/* usb_id reads vendor, model, type, rev in turn and stops at a missing one */
 		unsigned host, bus, target, lun;
 
-		v = udev_device_get_sysattr_value(scsidev, "vendor");
-		if (v && !(vendor = clean_id_string(v, strlen(v))))
-			return -ENOMEM;
-		v = udev_device_get_sysattr_value(scsidev, "model");
-		if (v && !(model = clean_id_string(v, strlen(v))))
-			return -ENOMEM;
-		if (sscanf(udev_device_get_sysname(scsidev), "%u:%u:%u:%u", &host, &bus, &target, &lun) == 4)
-			snprintf(instance, sizeof(instance), "%u:%u", target, lun);
+		if (sscanf(udev_device_get_sysname(scsidev), "%u:%u:%u:%u", &host, &bus, &target, &lun) == 4 &&
+		    (v = udev_device_get_sysattr_value(scsidev, "vendor"))) {
+			if (!(vendor = clean_id_string(v, strlen(v))))
+				return -ENOMEM;
+			if ((v = udev_device_get_sysattr_value(scsidev, "model"))) {
+				if (!(model = clean_id_string(v, strlen(v))))
+					return -ENOMEM;
+				if (udev_device_get_sysattr_value(scsidev, "type") &&
+				    udev_device_get_sysattr_value(scsidev, "rev"))
+					snprintf(instance, sizeof(instance), "%u:%u", target, lun);
+			}
+		}
 	}
+	/* without idVendor and idProduct usb_id gives up */
+	if (!udev_device_get_sysattr_value(usbdev, "idVendor") ||
+	    !udev_device_get_sysattr_value(usbdev, "idProduct"))
+		return -ENODATA;
 	if (!vendor || !vendor[0]) {
 		free(vendor);
 		v = udev_device_get_sysattr_value(usbdev, "manufacturer");
 		if (!v)
 			v = udev_device_get_sysattr_value(usbdev, "idVendor");
-		vendor = clean_id_string(v ? v : "", v ? strlen(v) : 0);
+		vendor = clean_id_string(v, strlen(v));
 		if (!vendor)
 			return -ENOMEM;
 	}
@@ -956,7 +965,7 @@ static int usb_identity(struct udev_device *disk, struct udev_device *scsidev, s
 		v = udev_device_get_sysattr_value(usbdev, "product");
 		if (!v)
 			v = udev_device_get_sysattr_value(usbdev, "idProduct");
-		model = clean_id_string(v ? v : "", v ? strlen(v) : 0);
+		model = clean_id_string(v, strlen(v));
 		if (!model)
 			return -ENOMEM;
 	}

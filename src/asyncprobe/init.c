@@ -237,38 +237,90 @@ static bool kernel_has_fs(const char *type)
 	return found;
 }
 
-/* Load the driver for a file system type (alias fs-TYPE) through libkmod. */
-static void load_fs_module(const char *type)
+/* Load @name (a module or an alias) through libkmod; quiet when @optional. */
+static void insert_module(struct kmod_ctx *ctx, const char *name, const char *what, bool optional)
 {
 	struct kmod_list *list = NULL, *it;
-	struct kmod_ctx *ctx;
-	char alias[128];
 	int r;
 
-	if (kernel_has_fs(type))
-		return;
-	snprintf(alias, sizeof(alias), "fs-%s", type);
-	ctx = kmod_new(ap_cfg.modules_dir, NULL);
-	if (!ctx) {
-		log_warning("%s: cannot open the module index", alias);
+	r = kmod_module_new_from_lookup(ctx, name, &list);
+	if (r < 0 || !list) {
+		if (!optional)
+			log_warning("no module provides %s (%s)", what,
+				    r < 0 ? strerror(-r) : name);
 		return;
 	}
-	r = kmod_module_new_from_lookup(ctx, alias, &list);
-	if (r < 0 || !list)
-		log_warning("no module provides file system %s (%s)", type,
-			    r < 0 ? strerror(-r) : "no alias");
 	kmod_list_foreach(it, list) {
 		struct kmod_module *m = kmod_module_get_module(it);
 
 		r = kmod_module_probe_insert_module(m, KMOD_PROBE_APPLY_BLACKLIST, NULL, NULL, NULL, NULL);
 		if (r < 0)
-			log_warning("loading %s for file system %s: %s", kmod_module_get_name(m), type,
-				    strerror(-r));
+			log_warning("loading %s for %s: %s", kmod_module_get_name(m), what, strerror(-r));
 		else
-			log_info("loaded %s for file system %s", kmod_module_get_name(m), type);
+			log_info("loaded %s for %s", kmod_module_get_name(m), what);
 		kmod_module_unref(m);
 	}
 	kmod_module_unref_list(list);
+}
+
+/* The value of @key in mount data "a=1,b=2", copied into @buf. */
+static bool data_get(const char *data, const char *key, char *buf, size_t size)
+{
+	size_t klen = strlen(key);
+	const char *p = data;
+
+	while (p && *p) {
+		size_t len = strcspn(p, ",");
+
+		if (len > klen && strncmp(p, key, klen) == 0 && p[klen] == '=') {
+			snprintf(buf, size, "%.*s", (int)(len - klen - 1), p + klen + 1);
+			return true;
+		}
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return false;
+}
+
+/*
+ * Before mounting @type: its driver (alias fs-TYPE) when the kernel does
+ * not have it yet, and for the FAT family the character sets it asks for.
+ * The kernel would ask /sbin/modprobe itself; an initramfs has none.
+ */
+static void load_fs_modules(const char *type, const char *data)
+{
+	static const char *const fat_nls[] = { "nls_cp437", "nls_ascii", "nls_utf8", "nls_iso8859-1" };
+	bool fat = strcmp(type, "vfat") == 0 || strcmp(type, "msdos") == 0 ||
+		   strcmp(type, "exfat") == 0;
+	struct kmod_ctx *ctx;
+	char what[160], val[64], name[96];
+	size_t i;
+
+	if (kernel_has_fs(type) && !fat)
+		return;
+	ctx = kmod_new(ap_cfg.modules_dir, NULL);
+	if (!ctx) {
+		log_warning("file system %s: cannot open the module index", type);
+		return;
+	}
+	snprintf(what, sizeof(what), "file system %s", type);
+	if (!kernel_has_fs(type)) {
+		snprintf(name, sizeof(name), "fs-%s", type);
+		insert_module(ctx, name, what, false);
+	}
+	if (fat) {
+		for (i = 0; i < sizeof(fat_nls) / sizeof(fat_nls[0]); i++)
+			insert_module(ctx, fat_nls[i], what, true);
+		if (data_get(data, "codepage", val, sizeof(val))) {
+			snprintf(name, sizeof(name), "nls_cp%s", val);
+			insert_module(ctx, name, what, false);
+		}
+		if (data_get(data, "iocharset", val, sizeof(val))) {
+			snprintf(name, sizeof(name), "nls_%s", val);
+			insert_module(ctx, name, what, false);
+		}
+	}
 	kmod_unref(ctx);
 }
 
@@ -384,7 +436,7 @@ static int mount_root(const struct ap_bootparams *bp, const char *devnode, const
 		const char *type = types.v[i];
 		size_t used = strlen(tried);
 
-		load_fs_module(type);
+		load_fs_modules(type, data);
 		if (mount(devnode, target, type, flags, data) == 0) {
 			log_notice("mounted %s (%s, %s) on %s", devnode, type,
 				   flags & MS_RDONLY ? "read-only" : "read-write", target);
@@ -410,6 +462,13 @@ static int mount_root(const struct ap_bootparams *bp, const char *devnode, const
 	if (types.n == 0)
 		snprintf(tried, sizeof(tried), "no file system type to try (rootfstype= names none, "
 			 "blkid found none, /proc/filesystems lists none)");
+	if (bp->rootfstype && *bp->rootfstype) {
+		_cleanup_free_ char *seen = probe_fstype(devnode);
+		size_t used = strlen(tried);
+
+		snprintf(tried + used, sizeof(tried) - used, " (rootfstype=%s; blkid sees %s there)",
+			 bp->rootfstype, seen ? seen : "no file system");
+	}
 	if (asprintf(why, "cannot mount %s%s%s: %s", devnode, data ? " with rootflags " : "",
 		     data ? data : "", tried) < 0)
 		*why = NULL;
@@ -631,6 +690,20 @@ static int switch_root(const char *newroot)
 
 /* ---------------------------------------------------------- diagnosis */
 
+static const char *human_size(unsigned long long bytes, char *buf, size_t size)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	double v = (double)bytes;
+	size_t u = 0;
+
+	while (v >= 1024.0 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024.0;
+		u++;
+	}
+	snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+	return buf;
+}
+
 static void list_block_devices(FILE *f)
 {
 	struct udev_list_entry *e;
@@ -652,6 +725,7 @@ static void list_block_devices(FILE *f)
 		struct udev_device *d = udev_device_new_from_syspath(udev, udev_list_entry_get_name(e));
 		const char *size, *type;
 		unsigned long long sectors = 0;
+		char sz[32];
 		dev_t dn;
 
 		if (!d)
@@ -661,9 +735,8 @@ static void list_block_devices(FILE *f)
 			sectors = strtoull(size, NULL, 10);
 		type = udev_device_get_devtype(d);
 		dn = udev_device_get_devnum(d);
-		fprintf(f, "  %-12s %-9s %u:%u  %.1f GiB\n", udev_device_get_sysname(d),
-			type ? type : "?", major(dn), minor(dn),
-			(double)sectors * 512.0 / (1024.0 * 1024.0 * 1024.0));
+		fprintf(f, "  %-12s %-9s %4u:%-4u %s\n", udev_device_get_sysname(d),
+			type ? type : "?", major(dn), minor(dn), human_size(sectors * 512ULL, sz, sizeof(sz)));
 		udev_device_unref(d);
 		n++;
 	}
@@ -719,6 +792,7 @@ static void list_filesystems(FILE *f)
 	_cleanup_free_ char *line = NULL;
 	size_t n = 0;
 	FILE *pf = fopen("/proc/filesystems", "re");
+	int count = 0;
 
 	fprintf(f, "block file systems the kernel has:");
 	while (pf && getline(&line, &n, pf) > 0) {
@@ -726,29 +800,46 @@ static void list_filesystems(FILE *f)
 			continue;
 		line[strcspn(line, "\n")] = '\0';
 		fprintf(f, " %s", line + strspn(line, " \t"));
+		count++;
 	}
 	if (pf)
 		fclose(pf);
-	fprintf(f, "\n");
+	fprintf(f, "%s\n", count ? "" : " none loaded (their modules load when the root is mounted)");
 }
 
-/* Write @text to the console, the kernel log (a record per line) and a file. */
+/*
+ * Write @text to the console, the kernel log and a file below the run dir.
+ * The console gets it once, on stderr: in the kernel log the lines are
+ * records of debug priority, which the console does not echo at the usual
+ * log levels (dmesg shows them all the same).
+ */
 static void report(const char *text, const char *file)
 {
 	char path[PATH_MAX];
 	const char *p = text;
+	int kmsg;
 	FILE *f;
 
 	fputs(text, stderr);
 	fflush(stderr);
-	while (*p) {
+	kmsg = open("/dev/kmsg", O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	while (kmsg >= 0 && *p) {
 		size_t len = strcspn(p, "\n");
+		char rec[1024];
+		int n;
 
-		ap_log(AP_LOG_ERR, "%.*s", (int)len, p);
+		if (len > 0) {
+			n = snprintf(rec, sizeof(rec), "<%d>asyncprobe[%d]: %.*s", AP_LOG_DEBUG,
+				     (int)getpid(), (int)len, p);
+			if (n > 0 && write(kmsg, rec, (size_t)n < sizeof(rec) ? (size_t)n : sizeof(rec) - 1) < 0)
+				break;
+		}
 		p += len;
 		if (*p)
 			p++;
 	}
+	if (kmsg >= 0)
+		close(kmsg);
 	snprintf(path, sizeof(path), "%s/%s", run_dir(), file);
 	f = fopen(path, "we");
 	if (f) {
@@ -768,6 +859,7 @@ static void diagnose(const struct ap_bootparams *bp, struct ap_engine *e, const 
 		fprintf(stderr, "asyncprobe: cannot boot: %s\n", why);
 		return;
 	}
+	log_error("cannot boot: %s", why);
 	fprintf(f, "\nasyncprobe: cannot boot: %s\n", why);
 	if (bp->root)
 		fprintf(f, "root=%s asks for %s/%s (%s)\n", bp->root, ap_cfg.dev_dir,
@@ -952,7 +1044,7 @@ static void apply_bootparams(const struct ap_bootparams *bp, bool outputs)
 			ap_cfg.plot_file = plot;
 	}
 	for (i = 0; i < bp->n_blacklist; i++)
-		log_info("modprobe.blacklist: %s (libkmod applies it)", bp->blacklist[i]);
+		log_info("modprobe.blacklist: %s", bp->blacklist[i]);
 	if (bp->root_error_msg)
 		log_error("%s", bp->root_error_msg);
 }
@@ -1086,7 +1178,10 @@ static char *wait_failure(int r, const struct ap_bootparams *bp, const char *rel
 {
 	char *s = NULL;
 
-	if (r == -ETIMEDOUT)
+	if (r == -ETIMEDOUT && bp->rootwait)
+		r = asprintf(&s, "the root device %s/%s did not appear within %.1f s (rootwait=%u)",
+			     ap_cfg.dev_dir, relpath, waited_ms / 1000.0, bp->rootwait_ms / 1000U);
+	else if (r == -ETIMEDOUT)
 		r = asprintf(&s, "the root device %s/%s did not appear within %.1f s "
 			     "(rootwait waits for ever, asyncprobe.root_timeout=SEC for longer)",
 			     ap_cfg.dev_dir, relpath, waited_ms / 1000.0);
@@ -1097,7 +1192,6 @@ static char *wait_failure(int r, const struct ap_bootparams *bp, const char *rel
 	else
 		r = asprintf(&s, "waiting for the root device %s/%s: %s", ap_cfg.dev_dir, relpath,
 			     strerror(-r));
-	(void)bp;
 	return r < 0 ? NULL : s;
 }
 
@@ -1213,10 +1307,10 @@ static void boot_attempt(struct ap_bootparams *bp, int argc, char **argv, char *
 
 	r = ap_init_find_init(NEWROOT, bp->init, &init);
 	if (r < 0) {
-		if (asprintf(why, "no init in the root file system on %s: %s%s%s, /sbin/init, "
+		if (asprintf(why, "no init in the root file system on %s: %s%s%s/sbin/init, "
 			     "/etc/init, /bin/init and /bin/sh are missing or not executable",
 			     node, bp->init ? "init=" : "", bp->init ? bp->init : "",
-			     bp->init ? "," : "") < 0)
+			     bp->init ? ", " : "") < 0)
 			*why = NULL;
 		diagnose(bp, e, relpath, *why ? *why : "no init");
 		ap_engine_free(e);

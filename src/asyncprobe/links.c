@@ -243,7 +243,7 @@ static void printable(const char *s, char *buf, size_t size)
 	for (; *s && j + 5 < size; s++) {
 		unsigned char c = (unsigned char)*s;
 
-		if (c < 0x20 || c == 0x7f || c == '\\')
+		if (c < 0x20 || c == 0x7f)
 			j += (size_t)snprintf(buf + j, size - j, "\\x%02x", c);
 		else
 			buf[j++] = (char)c;

@@ -18,6 +18,7 @@
 static int log_fd = -1;         /* kmsg fd, or -1 for stderr */
 static int log_max = AP_LOG_NOTICE;
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char progress[256];      /* the progress line shown on stderr, "" = none (log_lock) */
 
 static bool in_initramfs(void)
 {
@@ -73,9 +74,11 @@ void ap_logv(int prio, const char *fmt, va_list ap)
 	} else {
 		vsnprintf(buf, sizeof(buf), fmt, ap);
 		pthread_mutex_lock(&log_lock);
-		fprintf(stderr, "asyncprobe: %s%s\n",
+		/* a message takes the progress line's place, which is redrawn below it */
+		fprintf(stderr, "%sasyncprobe: %s%s\n%s", progress[0] ? "\r\033[K" : "",
 			prio <= AP_LOG_ERR ? "error: " : prio == AP_LOG_WARNING ? "warning: " : "",
-			buf);
+			buf, progress);
+		fflush(stderr);
 		pthread_mutex_unlock(&log_lock);
 	}
 	errno = saved;
@@ -101,4 +104,18 @@ void ap_log_dev(int prio, struct udev_device *dev, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	ap_log(prio, "%s: %s", dev ? udev_device_get_sysname(dev) : "?", msg);
+}
+
+void ap_log_progress(const char *line)
+{
+	pthread_mutex_lock(&log_lock);
+	if (line && *line) {
+		snprintf(progress, sizeof(progress), "%s", line);
+		fprintf(stderr, "\r\033[K%s", progress);
+	} else if (progress[0]) {
+		progress[0] = '\0';
+		fputs("\r\033[K", stderr);
+	}
+	fflush(stderr);
+	pthread_mutex_unlock(&log_lock);
 }

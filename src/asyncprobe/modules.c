@@ -129,8 +129,9 @@ static char *single_version_dir(const char *root)
 }
 
 int ap_modules_new(struct ap_modules **ret, const char *basedir, const char *modules_dir,
-		   const char *kver, bool dry_run)
+		   const char *kver, const char *config, bool dry_run)
 {
+	const char *config_paths[] = { config, NULL };
 	struct ap_modules *m;
 	struct utsname u;
 	char path[PATH_MAX];
@@ -182,7 +183,13 @@ int ap_modules_new(struct ap_modules **ret, const char *basedir, const char *mod
 	base = base ? base + 1 : m->dir;
 	m->foreign = strcmp(base, u.release) != 0;
 
-	m->ctx = kmod_new(m->dir, NULL);
+	if (config && access(config, R_OK) < 0) {
+		r = -errno;
+		log_error("cannot read modprobe configuration %s: %m", config);
+		r = r == -ENOENT ? -ENOENT : r;
+		goto fail;
+	}
+	m->ctx = kmod_new(m->dir, config ? config_paths : NULL);
 	if (!m->ctx) {
 		r = -ENOMEM;
 		log_error("libkmod: cannot open module tree %s", m->dir);
@@ -466,14 +473,22 @@ static int action_run(struct ap_modules *m, struct action *a, bool *inserted)
 	int fd, r;
 
 	*inserted = false;
+	/* loaded state is the running kernel's: meaningless for another tree */
+	if (!m->foreign && module_in_kernel(a->name))
+		return 0;
 	if (a->command) {
 		log_info("module %s: running install command: %s", a->name, a->command);
 		return run_install_command(a->name, a->command);
 	}
-	if (module_in_kernel(a->name))
-		return 0;
 	if (!a->path)
 		return -ENOENT;
+	/*
+	 * Modules built for another kernel: the kernel would refuse them
+	 * (vermagic), so do not hand them over.  Install commands above still
+	 * run: they are the administrator's.
+	 */
+	if (m->foreign)
+		return -ENOEXEC;
 	fd = open(a->path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;

@@ -492,6 +492,13 @@ static uint32_t tid_of(const struct model *m, uint32_t thread, uint32_t worker)
 	return TID_OTHER_BASE + thread;
 }
 
+/* qsort() that accepts an empty (NULL) array. */
+static void sort_array(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -657,8 +664,8 @@ static int model_sweep(struct model *m, void (*emit)(void *ud, uint64_t t, unsig
 		pts[n++] = (struct sweep_pt){ .t = e, .dr = -1, .tid = c->tid };
 		tids[n_tids++] = c->tid;
 	}
-	qsort(pts, n, sizeof(*pts), cmp_sweep);
-	qsort(tids, n_tids, sizeof(*tids), cmp_u32);
+	sort_array(pts, n, sizeof(*pts), cmp_sweep);
+	sort_array(tids, n_tids, sizeof(*tids), cmp_u32);
 	for (i = 0, k = 0; i < n_tids; i++)
 		if (k == 0 || tids[k - 1] != tids[i])
 			tids[k++] = tids[i];
@@ -745,7 +752,7 @@ static int model_build(struct model *m)
 	for (i = 0; i < m->n_phases; i++)
 		if (ph[i].cookie)
 			cookies[n_cookies++] = ph[i].cookie;
-	qsort(cookies, n_cookies, sizeof(*cookies), cmp_u64);
+	sort_array(cookies, n_cookies, sizeof(*cookies), cmp_u64);
 	for (i = 0, k = 0; i < n_cookies; i++)
 		if (k == 0 || cookies[k - 1] != cookies[i])
 			cookies[k++] = cookies[i];
@@ -885,8 +892,8 @@ static int model_build(struct model *m)
 	}
 
 	/* Attach phases and waits to their calls (cookie 0 sorts first). */
-	qsort(m->phases, m->n_phases, sizeof(*m->phases), cmp_phase);
-	qsort(m->waits, m->n_waits, sizeof(*m->waits), cmp_wait);
+	sort_array(m->phases, m->n_phases, sizeof(*m->phases), cmp_phase);
+	sort_array(m->waits, m->n_waits, sizeof(*m->waits), cmp_wait);
 	for (i = 0; i < m->n_phases && m->phases[i].cookie == 0; i++)
 		;
 	m->program_phases = i;
@@ -978,7 +985,7 @@ static int model_build(struct model *m)
 		if (c->has_sched && c->has_start && c->start > c->sched)
 			m->sum.queued_ns += c->start - c->sched;
 	}
-	qsort(workers, n_workers, sizeof(*workers), cmp_u32);
+	sort_array(workers, n_workers, sizeof(*workers), cmp_u32);
 	for (i = 0; i < n_workers; i++)
 		if (i == 0 || workers[i] != workers[i - 1])
 			m->sum.workers++;
@@ -1326,6 +1333,78 @@ static int cmp_tid(const void *a, const void *b)
 	return cmp_u32(a, b);
 }
 
+/*
+ * Where the time went: per phase name and per kind of call, the count, the
+ * total and the longest, in milliseconds.  Waits count as "sync-wait".
+ */
+static void put_stat(FILE *f, const char *name, bool first, size_t n, uint64_t total, uint64_t max)
+{
+	fputs(first ? "" : ",", f);
+	put_json_str(f, name);
+	fprintf(f, ":{\"count\":%zu,\"total_ms\":%.3f,\"max_ms\":%.3f}", n,
+		(double)total / 1e6, (double)max / 1e6);
+}
+
+static void put_breakdown(FILE *f, const struct model *m)
+{
+	const char *kinds[64];
+	size_t n_kinds = 0, i, j, n;
+	uint64_t total, max, d;
+
+	fputs(",\"phases\":{", f);
+	for (i = 0; i < m->n_names; i++) {
+		n = 0;
+		total = max = 0;
+		for (j = 0; j < m->n_phases; j++) {
+			if (m->phases[j].name != i)
+				continue;
+			d = m->phases[j].t1 - m->phases[j].t0;
+			n++;
+			total += d;
+			if (d > max)
+				max = d;
+		}
+		put_stat(f, m->names[i], i == 0, n, total, max);
+	}
+	n = 0;
+	total = max = 0;
+	for (j = m->program_waits; j < m->n_waits; j++) {
+		d = m->waits[j].t1 - m->waits[j].t0;
+		n++;
+		total += d;
+		if (d > max)
+			max = d;
+	}
+	put_stat(f, "sync-wait", m->n_names == 0, n, total, max);
+	fputs("},\"kinds\":{", f);
+	for (i = 0; i < m->n_calls; i++) {
+		const char *k = m->calls[i].kind ? m->calls[i].kind : "";
+
+		for (j = 0; j < n_kinds; j++)
+			if (strcmp(kinds[j], k) == 0)
+				break;
+		if (j == n_kinds && n_kinds < sizeof(kinds) / sizeof(kinds[0]))
+			kinds[n_kinds++] = k;
+	}
+	for (i = 0; i < n_kinds; i++) {
+		n = 0;
+		total = max = 0;
+		for (j = 0; j < m->n_calls; j++) {
+			const struct mcall *c = &m->calls[j];
+
+			if (strcmp(c->kind ? c->kind : "", kinds[i]) != 0)
+				continue;
+			d = c->has_start ? c->end - c->start : c->last - c->first;
+			n++;
+			total += d;
+			if (d > max)
+				max = d;
+		}
+		put_stat(f, kinds[i], i == 0, n, total, max);
+	}
+	fputc('}', f);
+}
+
 static int write_chrome(FILE *f, const struct model *m)
 {
 	_cleanup_free_ struct slice *sl = NULL;
@@ -1375,8 +1454,8 @@ static int write_chrome(FILE *f, const struct model *m)
 	for (i = 0; i < m->n_marks; i++)
 		tids[n_tids++] = m->marks[i].tid;
 	tids[n_tids++] = 0;
-	qsort(sl, n, sizeof(*sl), cmp_slice);
-	qsort(tids, n_tids, sizeof(*tids), cmp_tid);
+	sort_array(sl, n, sizeof(*sl), cmp_slice);
+	sort_array(tids, n_tids, sizeof(*tids), cmp_tid);
 	for (i = 0, k = 0; i < n_tids; i++)
 		if (k == 0 || tids[k - 1] != tids[i])
 			tids[k++] = tids[i];
@@ -1476,6 +1555,7 @@ static int write_chrome(FILE *f, const struct model *m)
 		(double)m->sum.wait_ns / 1e6, (double)m->sum.queued_ns / 1e6, m->sum.dropped);
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		fprintf(f, ",\"peak_rss_kib\":%ld", ru.ru_maxrss);
+	put_breakdown(f, m);
 	fputs(",\"marks\":{", f);
 	for (i = 0; i < m->n_marks; i++) {
 		/* the first time of each mark name */

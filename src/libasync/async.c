@@ -1,40 +1,1139 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* STUB: sequential only, so the tree builds; the real core replaces it (issue 2). */
+/*
+ * libasync: asynchronous function calls with in-order visible effects.
+ *
+ * Goals and Theory of Operation
+ * =============================
+ *
+ * The goal is to let a program (an early-boot helper, say) run a sequence
+ * of slow, independent steps concurrently while every globally visible
+ * effect of those steps still happens in the order a strictly sequential
+ * run would produce.  The model is the one of Linux 2.6.29's kernel/async.c
+ * and of an out-of-order CPU: calls execute out of order, their visible
+ * parts retire in order.
+ *
+ * async_schedule() hands a function to the library and returns a cookie.
+ * Cookies come from one counter and strictly increase, across all domains,
+ * so a cookie is a position in the sequential program.  A call that is
+ * about to do something visible first calls async_synchronize_cookie()
+ * with its own cookie: that returns once every call with a lower cookie (in
+ * the same domain) has completed.  The part before the synchronization
+ * overlaps with other calls; the part after it is serialized in cookie
+ * order.  async_synchronize_full() waits until no call is pending or
+ * running in any registered domain, including calls that running calls
+ * schedule from inside themselves: a scheduled child is linked before its
+ * parent completes, so "nothing in progress" can never be observed while a
+ * child is still on its way (the 2.6.29 disk/partition bug).
+ *
+ * Data structures (all guarded by the one mutex async_lock):
+ *
+ *  - Every call in progress (queued, running, or running inline in its
+ *    caller) is an async_entry.  Entries are appended at schedule time,
+ *    under the lock that also hands out the cookie, so each list below is
+ *    in cookie order without sorting.
+ *  - Each domain keeps its entries in progress on a doubly linked list;
+ *    its head is the lowest cookie in progress in that domain.  Entries of
+ *    registered domains are also on one global list, whose head is the
+ *    lowest cookie in progress anywhere async_synchronize_full() looks.
+ *  - Entries waiting for a worker are on one FIFO queue, in cookie order,
+ *    shared by all domains.  Workers always take its head, so when a call
+ *    starts, every call with a lower cookie has started too.
+ *  - A blocked synchronize call is an async_waiter on its own stack, with
+ *    its own condition variable, on a list sorted by target (per domain,
+ *    or the global one for full synchronization).
+ *
+ * The wait condition is the kernel's: "the lowest cookie in progress has
+ * reached my target" (an empty list counts as ASYNC_COOKIE_MAX, and the
+ * target ASYNC_COOKIE_MAX means "all").  The lowest cookie only changes
+ * when the head of a list completes, so only then are waiters looked at,
+ * and only those whose target has been reached are signalled, each on its
+ * own condition variable: no waiter is woken for a completion that does not
+ * concern it, unlike the kernel's single wait queue.
+ *
+ * Deadlock freedom.  A call never waits for a call with a cookie at or
+ * after its own: a synchronization from inside a call whose target is
+ * beyond the caller's cookie (including full synchronization) is clamped to
+ * the caller's cookie, i.e. it waits for everything scheduled before the
+ * caller, and a warning is logged once.  With that rule every wait points
+ * to strictly lower cookies, and since workers take calls in cookie order,
+ * all lower calls have a thread: the wait-for graph has no cycle and the
+ * lowest call in progress always runs.  Inline calls nested in another call
+ * are clamped to the outermost call's cookie for the same reason.
+ *
+ * Synchronous fallback.  When concurrency is off (the default), when an
+ * entry cannot be allocated, or when max_pending calls are already in
+ * progress, the call runs in the caller before async_schedule() returns.
+ * It still takes a cookie and an entry (on the caller's stack) in its
+ * domain's list for the time it runs, so the ordering seen by everybody
+ * else is identical.  A call scheduled from inside a running call is
+ * queued even beyond max_pending: run inline it would be nested in its
+ * parent, which is still in progress with a lower cookie, and could not
+ * wait for the calls scheduled between the two.  Only allocation failure
+ * runs such a call inline, and its synchronization is then clamped to the
+ * parent's cookie (see below).
+ *
+ * Workers.  Threads are started on demand, up to max_threads.  A new call
+ * wakes one idle worker if there is one (the most recently idle, so the
+ * others can time out).  Otherwise a first worker is started if there is
+ * none, and more only when queued calls stall: calls are waiting, no worker
+ * is idle, and no call has started for ASYNC_STALL_NS.  Tiny calls keep
+ * starting, so they never cause more threads; blocking calls stall the
+ * queue, so threads are added, doubling each stall period, and the new
+ * threads start further ones themselves so the start-up cost is spread
+ * over the CPUs.  The stall is noticed by schedulers and by non-async
+ * threads blocked in a synchronize call (they wait with a timeout while
+ * the queue stalls).  An idle worker exits after ASYNC_LINGER_NS, or at once
+ * when async_quiesce() asks, which then joins them all.
+ *
+ * Workers run with all signals blocked, so a program (PID 1, for instance)
+ * keeps its signal handling in its own threads.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
+#include <time.h>
 
 #include "async.h"
+#include "libasync/async-internal.h"
+
+#define ASYNC_DEFAULT_MAX_THREADS 256u
+#define ASYNC_DEFAULT_MAX_PENDING 32768u
+/* No call started for this long while calls wait: add workers. */
+#define ASYNC_STALL_NS 50000ull
+/* An idle worker exits after this long without work. */
+#define ASYNC_LINGER_NS 200000000ull
+/* Free entries kept for reuse. */
+#define ASYNC_FREE_MAX 4096u
+/* Idle workers poll the queue this many times before sleeping. */
+#define ASYNC_SPIN 2000u
+/* Schedulers look for a stall only every this many calls. */
+#define ASYNC_STALL_CHECK_EVERY 64u
+
+struct async_entry {
+	struct async_entry *dom_prev, *dom_next;  /* domain list */
+	struct async_entry *reg_prev, *reg_next;  /* registered list */
+	struct async_entry *queue_next;           /* work queue, free list */
+	async_cookie_t cookie;
+	async_func_t *func;
+	void *data;
+	struct async_domain *domain;
+	bool on_reg;                              /* on the registered list */
+	bool on_heap;                             /* queued; else inline, on a stack */
+};
+
+struct async_waiter {
+	struct async_waiter *next;
+	async_cookie_t target;
+	pthread_cond_t cond;
+	bool done;
+};
+
+struct async_worker {
+	struct async_worker *next;                /* idle stack, zombie list */
+	pthread_t thread;
+	pthread_cond_t cond;
+	unsigned int index;
+	bool woken;
+};
+
+static ASYNC_DOMAIN(async_dfl_domain);
+
+/* Everything below is guarded by async_lock, unless marked otherwise. */
+#ifdef PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP
+/* Spins a little before sleeping: critical sections are a few dozen instructions. */
+static pthread_mutex_t async_lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
+#else
+static pthread_mutex_t async_lock = PTHREAD_MUTEX_INITIALIZER;
+#endif
+static pthread_cond_t async_quiesce_cond;
+static pthread_condattr_t async_condattr;  /* CLOCK_MONOTONIC; set once */
 
 static async_cookie_t next_cookie = 1;
-static __thread int in_call;
+static struct async_entry *reg_first, *reg_last;
+static struct async_waiter *reg_waiters;
+static struct async_entry *queue_first, *queue_last;
+static unsigned int nr_queued;             /* on the work queue; atomic reads outside */
+static unsigned int nr_inflight;           /* queued or running on a worker */
+static struct async_entry *free_entries;
+static unsigned int nr_free;
 
-static async_cookie_t run(async_func_t *func, void *data)
+static struct async_worker *idle_workers;  /* stack, most recently idle first */
+static struct async_worker *zombies;       /* exited, to be joined */
+static unsigned int nr_workers;            /* alive or being started */
+static unsigned int nr_idle;
+static unsigned int spawn_owed;            /* reserved, not yet started */
+static unsigned int nr_starting;           /* reserved, not yet running */
+static unsigned int nr_waking;             /* woken from idle, not yet running */
+static unsigned int wake_owed;             /* idle workers to wake, by woken ones */
+static unsigned int nr_returning;          /* atomic: workers out of a call, waiting for the lock */
+static unsigned int quiescing;
+static uint64_t nr_starts, starts_seen, stall_since;
+static unsigned int stall_tick;
+
+static unsigned int max_threads = ASYNC_DEFAULT_MAX_THREADS;
+static unsigned int max_pending = ASYNC_DEFAULT_MAX_PENDING;
+static bool enabled;
+static bool warned_self_sync;
+
+static async_trace_func_t *trace_fn;
+static void *trace_userdata;
+static async_log_func_t *log_fn;
+static void *log_userdata;
+
+static struct async_stats stats;
+
+unsigned int async_test_fail_alloc;
+uint64_t async_test_chaos_delays;
+
+/* Chaos state: atomics, read without the lock. */
+static uint64_t chaos_seed;
+static uint64_t chaos_generation;
+static unsigned int chaos_threads;
+
+/* Per thread. */
+static __thread async_cookie_t tls_outer;       /* outermost call's cookie, 0: none */
+static __thread unsigned int tls_depth;         /* calls running on this thread */
+static __thread struct async_entry *tls_entry;  /* the call running, innermost */
+static __thread unsigned int tls_worker;        /* worker index, 0: not a worker */
+static __thread uint64_t tls_rng;
+static __thread uint64_t tls_rng_generation;
+static __thread unsigned int tls_rng_id;
+
+static pthread_once_t async_once = PTHREAD_ONCE_INIT;
+
+static void async_lock_acquire(void)
 {
-	async_cookie_t c = __atomic_fetch_add(&next_cookie, 1, __ATOMIC_SEQ_CST);
-
-	in_call++;
-	func(data, c);
-	in_call--;
-	return c;
+	pthread_mutex_lock(&async_lock);
 }
 
-async_cookie_t async_schedule(async_func_t *func, void *data) { return run(func, data); }
-async_cookie_t async_schedule_domain(async_func_t *func, void *data, struct async_domain *d) { return run(func, data); }
-async_cookie_t async_schedule_special(async_func_t *func, void *data, struct async_domain *d) { return run(func, data); }
-void async_synchronize_full(void) {}
-void async_synchronize_full_domain(struct async_domain *d) {}
-void async_synchronize_cookie(async_cookie_t c) {}
-void async_synchronize_cookie_domain(async_cookie_t c, struct async_domain *d) {}
-void async_synchronize_cookie_special(async_cookie_t c, struct async_domain *d) {}
-void async_synchronize_full_special(struct async_domain *d) {}
-void async_unregister_domain(struct async_domain *d) {}
-bool current_is_async(void) { return in_call > 0; }
-void async_set_enabled(bool enabled) {}
-bool async_get_enabled(void) { return false; }
-unsigned int async_set_max_threads(unsigned int max) { return 256; }
-unsigned int async_set_max_pending(unsigned int max) { return 32768; }
-int async_quiesce(void) { return 0; }
-void async_set_chaos(uint64_t seed) {}
-void async_chaos_point(void) {}
-void async_set_trace(async_trace_func_t *fn, void *userdata) {}
-void async_set_log(async_log_func_t *fn, void *userdata) {}
-void async_get_stats(struct async_stats *ret) { memset(ret, 0, sizeof(*ret)); }
+static void async_lock_release(void)
+{
+	pthread_mutex_unlock(&async_lock);
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static struct timespec deadline_after(uint64_t ns)
+{
+	uint64_t t = now_ns() + ns;
+
+	return (struct timespec){ .tv_sec = (time_t)(t / 1000000000ull),
+				  .tv_nsec = (long)(t % 1000000000ull) };
+}
+
+/* ------------------------------------------------------------------ */
+/* Logging, tracing, chaos                                              */
+
+static void log_default(int priority, const char *msg, void *userdata)
+{
+	fprintf(stderr, "libasync: %s\n", msg);
+}
+
+/* Called without the lock; fn and userdata were read under it. */
+static void log_msg(async_log_func_t *fn, void *userdata, int priority, const char *msg)
+{
+	(fn ? fn : log_default)(priority, msg, userdata);
+}
+
+static void trace_at(async_trace_func_t *fn, void *userdata, enum async_trace_type type,
+		     uint64_t time_ns, async_func_t *func, void *data, async_cookie_t cookie,
+		     async_cookie_t target, const struct async_domain *domain, bool inline_call)
+{
+	struct async_trace_event ev = {
+		.type = type,
+		.cookie = cookie,
+		.target = target,
+		.time_ns = time_ns,
+		.domain = domain,
+		.func = func,
+		.data = data,
+		.worker = tls_worker,
+		.inline_call = inline_call,
+	};
+
+	fn(&ev, userdata);
+}
+
+#define trace(fn, ud, type, ...) trace_at(fn, ud, type, now_ns(), __VA_ARGS__)
+
+static uint64_t splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/*
+ * A chaos point: when chaos is on, sleep for a random short time (no delay
+ * one time in four, otherwise 10 to 300 microseconds).  The generator is
+ * per thread, seeded from the chaos seed and a per-thread number.
+ */
+static void chaos_delay(void)
+{
+	uint64_t seed = __atomic_load_n(&chaos_seed, __ATOMIC_RELAXED);
+	uint64_t gen, r;
+	struct timespec ts;
+
+	if (!seed)
+		return;
+	gen = __atomic_load_n(&chaos_generation, __ATOMIC_RELAXED);
+	if (tls_rng_generation != gen) {
+		if (!tls_rng_id)
+			tls_rng_id = __atomic_add_fetch(&chaos_threads, 1, __ATOMIC_RELAXED);
+		tls_rng = seed ^ ((uint64_t)tls_rng_id * 0xd6e8feb86659fd93ull);
+		tls_rng_generation = gen;
+	}
+	r = splitmix64(&tls_rng);
+	if ((r & 3) == 0)
+		return;
+	__atomic_add_fetch(&async_test_chaos_delays, 1, __ATOMIC_RELAXED);
+	ts.tv_sec = 0;
+	ts.tv_nsec = (long)(10000 + (r >> 16) % 290000);
+	nanosleep(&ts, NULL);
+}
+
+static void chaos_set(uint64_t seed)
+{
+	__atomic_add_fetch(&chaos_generation, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&chaos_seed, seed, __ATOMIC_RELAXED);
+}
+
+static void async_init(void)
+{
+	const char *s;
+
+	pthread_condattr_init(&async_condattr);
+	pthread_condattr_setclock(&async_condattr, CLOCK_MONOTONIC);
+	pthread_cond_init(&async_quiesce_cond, &async_condattr);
+
+	s = getenv("ASYNC_CHAOS");
+	if (s && *s) {
+		char *end;
+		unsigned long long v;
+
+		errno = 0;
+		v = strtoull(s, &end, 0);
+		if (errno == 0 && *end == '\0')
+			chaos_set(v);
+		else
+			log_msg(NULL, NULL, LOG_WARNING,
+				"ASYNC_CHAOS is not a number, chaos mode stays off");
+	}
+}
+
+static void async_init_once(void)
+{
+	pthread_once(&async_once, async_init);
+}
+
+/* ------------------------------------------------------------------ */
+/* Lists (all under the lock)                                           */
+
+static void link_entry(struct async_entry *e)
+{
+	struct async_domain *d = e->domain;
+
+	e->dom_next = NULL;
+	e->dom_prev = d->_last;
+	if (d->_last)
+		d->_last->dom_next = e;
+	else
+		__atomic_store_n(&d->_first, e, __ATOMIC_RELEASE);
+	d->_last = e;
+
+	e->on_reg = d->registered;
+	if (!e->on_reg)
+		return;
+	e->reg_next = NULL;
+	e->reg_prev = reg_last;
+	if (reg_last)
+		reg_last->reg_next = e;
+	else
+		reg_first = e;
+	reg_last = e;
+}
+
+/* Signal, in target order, the waiters whose target @low has reached. */
+static void wake_waiters(struct async_waiter **list, async_cookie_t low)
+{
+	while (*list && (*list)->target <= low) {
+		struct async_waiter *w = *list;
+
+		*list = w->next;
+		w->done = true;
+		pthread_cond_signal(&w->cond);
+	}
+}
+
+/* A call has returned: unlink it, wake whom its completion concerns. */
+static void complete_entry(struct async_entry *e)
+{
+	struct async_domain *d = e->domain;
+	bool was_head = !e->dom_prev;
+
+	if (e->dom_prev)
+		e->dom_prev->dom_next = e->dom_next;
+	else
+		__atomic_store_n(&d->_first, e->dom_next, __ATOMIC_RELEASE);
+	if (e->dom_next)
+		e->dom_next->dom_prev = e->dom_prev;
+	else
+		d->_last = e->dom_prev;
+	if (was_head && d->_waiters)
+		wake_waiters(&d->_waiters, d->_first ? d->_first->cookie : ASYNC_COOKIE_MAX);
+
+	if (e->on_reg) {
+		was_head = !e->reg_prev;
+		if (e->reg_prev)
+			e->reg_prev->reg_next = e->reg_next;
+		else
+			reg_first = e->reg_next;
+		if (e->reg_next)
+			e->reg_next->reg_prev = e->reg_prev;
+		else
+			reg_last = e->reg_prev;
+		if (was_head && reg_waiters)
+			wake_waiters(&reg_waiters, reg_first ? reg_first->cookie : ASYNC_COOKIE_MAX);
+	}
+
+	stats.completed++;
+	if (!e->on_heap)
+		return;
+	nr_inflight--;
+	if (nr_free < ASYNC_FREE_MAX) {
+		e->queue_next = free_entries;
+		free_entries = e;
+		nr_free++;
+	} else {
+		free(e);
+	}
+}
+
+static struct async_entry *entry_alloc(void)
+{
+	struct async_entry *e;
+
+	if (async_test_fail_alloc) {
+		async_test_fail_alloc--;
+		return NULL;
+	}
+	e = free_entries;
+	if (e) {
+		free_entries = e->queue_next;
+		nr_free--;
+		return e;
+	}
+	return malloc(sizeof(*e));
+}
+
+static void queue_push(struct async_entry *e)
+{
+	e->queue_next = NULL;
+	if (queue_last)
+		queue_last->queue_next = e;
+	else
+		queue_first = e;
+	queue_last = e;
+	__atomic_store_n(&nr_queued, nr_queued + 1, __ATOMIC_RELAXED);
+}
+
+static struct async_entry *queue_pop(void)
+{
+	struct async_entry *e = queue_first;
+
+	if (!e)
+		return NULL;
+	queue_first = e->queue_next;
+	if (!queue_first)
+		queue_last = NULL;
+	__atomic_store_n(&nr_queued, nr_queued - 1, __ATOMIC_RELAXED);
+	nr_starts++;
+	return e;
+}
+
+/* ------------------------------------------------------------------ */
+/* Running calls                                                        */
+
+/*
+ * Run one call in this thread.  Called without the lock; the entry is on
+ * its lists and stays there until the caller completes it.
+ */
+static void run_call(struct async_entry *e, async_trace_func_t *tfn, void *tud, bool inline_call)
+{
+	async_cookie_t saved_outer = tls_outer;
+	struct async_entry *saved_entry = tls_entry;
+
+	chaos_delay();
+	if (!tls_depth++ || e->cookie < tls_outer)
+		tls_outer = e->cookie;
+	tls_entry = e;
+	if (tfn)
+		trace(tfn, tud, ASYNC_TRACE_START, e->func, e->data, e->cookie, 0, e->domain, inline_call);
+	e->func(e->data, e->cookie);
+	if (tfn)
+		trace(tfn, tud, ASYNC_TRACE_END, e->func, e->data, e->cookie, 0, e->domain, inline_call);
+	tls_entry = saved_entry;
+	if (!--tls_depth)
+		tls_outer = 0;
+	else
+		tls_outer = saved_outer;
+}
+
+/*
+ * Run queued calls in this thread until the queue is empty.  Only used
+ * when no worker could be started at all, so queued calls still run.
+ * Called and returns with the lock held.
+ */
+static void drain_queue_here(void)
+{
+	struct async_entry *e;
+
+	while ((e = queue_pop())) {
+		async_trace_func_t *tfn = trace_fn;
+		void *tud = trace_userdata;
+
+		async_lock_release();
+		run_call(e, tfn, tud, true);
+		async_lock_acquire();
+		complete_entry(e);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Workers                                                              */
+
+static bool start_worker(void);
+
+/*
+ * Reserve @n workers (capped); the caller starts one with start_worker()
+ * after dropping the lock, the new threads start the rest.  Returns whether
+ * the caller must start one.
+ */
+static bool reserve_workers(unsigned int n)
+{
+	if (nr_workers >= max_threads)
+		return false;
+	if (n > max_threads - nr_workers)
+		n = max_threads - nr_workers;
+	if (!n)
+		return false;
+	nr_workers += n;
+	nr_starting += n;
+	spawn_owed += n - 1;
+	if (nr_workers > stats.workers_peak)
+		stats.workers_peak = nr_workers;
+	return true;
+}
+
+/* Wake one idle worker. */
+static bool wake_idle_worker(void)
+{
+	struct async_worker *w = idle_workers;
+
+	if (!w)
+		return false;
+	idle_workers = w->next;
+	nr_idle--;
+	nr_waking++;
+	w->woken = true;
+	pthread_cond_signal(&w->cond);
+	return true;
+}
+
+/*
+ * Put @n more workers on the queue: idle ones first, then new ones.
+ * Returns whether the caller must start one (see reserve_workers()).
+ */
+static bool add_workers(unsigned int n)
+{
+	unsigned int wake = n < nr_idle ? n : nr_idle;
+
+	/* Wake one here; it wakes two more, and so on. */
+	if (wake) {
+		wake_idle_worker();
+		wake_owed += wake - 1;
+		n -= wake;
+	}
+	return n ? reserve_workers(n) : false;
+}
+
+/*
+ * Look for a stalled queue (see the Theory of Operation) and add workers
+ * if it is: twice as many as are busy, at least four.  Returns whether the
+ * caller must start one.
+ */
+static bool stall_check(void)
+{
+	uint64_t now;
+	unsigned int n, busy;
+
+	if (!nr_queued || nr_starting || nr_waking || wake_owed || nr_workers - nr_idle >= max_threads ||
+	    __atomic_load_n(&nr_returning, __ATOMIC_RELAXED)) {
+		/* Nothing waits, or workers are about to take it: no stall. */
+		stall_since = 0;
+		return false;
+	}
+	if (nr_starts != starts_seen) {
+		starts_seen = nr_starts;
+		stall_since = 0;
+		return false;
+	}
+	now = now_ns();
+	if (!stall_since) {
+		stall_since = now;
+		return false;
+	}
+	if (now - stall_since < ASYNC_STALL_NS)
+		return false;
+	stall_since = now;
+	busy = nr_workers - nr_idle;
+	n = busy < 2 ? 4 : 2 * busy;
+	if (n > nr_queued)
+		n = nr_queued;
+	return add_workers(n);
+}
+
+static void remove_idle(struct async_worker *w)
+{
+	struct async_worker **p;
+
+	for (p = &idle_workers; *p; p = &(*p)->next) {
+		if (*p == w) {
+			*p = w->next;
+			nr_idle--;
+			return;
+		}
+	}
+}
+
+/*
+ * Before sleeping, look at the queue for a little while without the lock:
+ * a stream of tiny calls then costs no wakeups.  Called and returns with
+ * the lock held; returns whether work arrived.
+ */
+static bool idle_spin(void)
+{
+	bool found;
+
+	__atomic_add_fetch(&nr_returning, 1, __ATOMIC_RELAXED);
+	async_lock_release();
+	for (unsigned int i = 0; i < ASYNC_SPIN; i++) {
+		if (__atomic_load_n(&nr_queued, __ATOMIC_RELAXED))
+			break;
+		cpu_relax();
+	}
+	async_lock_acquire();
+	__atomic_sub_fetch(&nr_returning, 1, __ATOMIC_RELAXED);
+	found = nr_queued > 0;
+	return found;
+}
+
+static void *worker_main(void *arg)
+{
+	struct async_worker *w = arg;
+	unsigned int started_here = 0;
+
+	tls_worker = w->index;
+	async_lock_acquire();
+	nr_starting--;
+	for (;;) {
+		struct async_entry *e;
+
+		/* 1. Help wake and start the workers that were asked for, two each. */
+		for (unsigned int i = 0; i < 2 && wake_owed; i++) {
+			wake_owed--;
+			wake_idle_worker();
+		}
+		if (!nr_idle)
+			wake_owed = 0;
+		while (spawn_owed && started_here < 2) {
+			spawn_owed--;
+			started_here++;
+			async_lock_release();
+			start_worker();
+			async_lock_acquire();
+		}
+
+		/* 2. Take the oldest queued call, run it, retire it. */
+		e = queue_pop();
+		if (e) {
+			async_trace_func_t *tfn = trace_fn;
+			void *tud = trace_userdata;
+
+			async_lock_release();
+			run_call(e, tfn, tud, false);
+			__atomic_add_fetch(&nr_returning, 1, __ATOMIC_RELAXED);
+			async_lock_acquire();
+			__atomic_sub_fetch(&nr_returning, 1, __ATOMIC_RELAXED);
+			complete_entry(e);
+			continue;
+		}
+
+		/* 3. Nothing to do: linger, unless asked to go or over the cap. */
+		if (quiescing || nr_workers > max_threads)
+			break;
+		if (idle_spin())
+			continue;
+		w->woken = false;
+		w->next = idle_workers;
+		idle_workers = w;
+		nr_idle++;
+		{
+			struct timespec deadline = deadline_after(ASYNC_LINGER_NS);
+			int r = 0;
+
+			while (!w->woken && r != ETIMEDOUT)
+				r = pthread_cond_timedwait(&w->cond, &async_lock, &deadline);
+		}
+		if (w->woken)
+			nr_waking--;
+		if (!w->woken) {
+			remove_idle(w);
+			if (!queue_first)
+				break;
+		}
+	}
+
+	/* 4. Exit: leave the thread to be joined by a later start or quiesce. */
+	nr_workers--;
+	w->next = zombies;
+	zombies = w;
+	if (!nr_workers)
+		pthread_cond_broadcast(&async_quiesce_cond);
+	async_lock_release();
+	return NULL;
+}
+
+static void join_zombies(struct async_worker *list)
+{
+	while (list) {
+		struct async_worker *next = list->next;
+
+		pthread_join(list->thread, NULL);
+		pthread_cond_destroy(&list->cond);
+		free(list);
+		list = next;
+	}
+}
+
+/*
+ * Start one reserved worker.  Called without the lock.  On failure the
+ * reservation (and whatever is still owed) is dropped; if that leaves no
+ * worker at all, this thread runs the queued calls itself.
+ */
+static bool start_worker(void)
+{
+	struct async_worker *w, *dead;
+	sigset_t all, old;
+	int r = -ENOMEM;
+
+	async_lock_acquire();
+	dead = zombies;
+	zombies = NULL;
+	async_lock_release();
+	join_zombies(dead);
+
+	w = calloc(1, sizeof(*w));
+	if (w) {
+		pthread_cond_init(&w->cond, &async_condattr);
+		async_lock_acquire();
+		w->index = (unsigned int)++stats.workers_started;
+		async_lock_release();
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		r = -pthread_create(&w->thread, NULL, worker_main, w);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (r == 0)
+			return true;
+		pthread_cond_destroy(&w->cond);
+		free(w);
+	}
+
+	async_lock_acquire();
+	nr_workers -= 1 + spawn_owed;
+	nr_starting -= 1 + spawn_owed;
+	spawn_owed = 0;
+	if (!nr_workers)
+		drain_queue_here();
+	async_lock_release();
+	return false;
+}
+
+/* ------------------------------------------------------------------ */
+/* Scheduling                                                           */
+
+static async_cookie_t schedule(async_func_t *func, void *data, struct async_domain *domain)
+{
+	struct async_entry stack_entry, *e = NULL;
+	async_trace_func_t *tfn;
+	void *tud;
+	async_cookie_t cookie;
+	uint64_t sched_ns = 0;
+	bool start = false, queued;
+
+	async_init_once();
+	chaos_delay();
+
+	async_lock_acquire();
+	/*
+	 * A call scheduled from inside a call is queued even beyond the
+	 * pending bound (and on a worker even when disabled): run inline, it
+	 * would be nested in its still-running parent and could not wait for
+	 * the calls between the two.
+	 */
+	if ((enabled || tls_worker) && (nr_inflight < max_pending || tls_depth))
+		e = entry_alloc();
+	if (e) {
+		e->on_heap = true;
+	} else {
+		e = &stack_entry;
+		e->on_heap = false;
+		stats.inline_calls++;
+	}
+	cookie = next_cookie++;
+	e->cookie = cookie;
+	e->func = func;
+	e->data = data;
+	e->domain = domain;
+	link_entry(e);
+	stats.scheduled++;
+	/* Once queued, the entry belongs to the workers: do not touch it below. */
+	queued = e->on_heap;
+	if (queued) {
+		nr_inflight++;
+		queue_push(e);
+		if (nr_workers == nr_idle)
+			start = add_workers(1);     /* nobody busy: wake or start one */
+		else if (++stall_tick % ASYNC_STALL_CHECK_EVERY == 0)
+			start = stall_check();
+	}
+	tfn = trace_fn;
+	tud = trace_userdata;
+	/* Stamped under the lock: a worker may start the call before we report it. */
+	if (tfn)
+		sched_ns = now_ns();
+	async_lock_release();
+
+	if (tfn)
+		trace_at(tfn, tud, ASYNC_TRACE_SCHEDULE, sched_ns, func, data, cookie, 0, domain, !queued);
+	if (start)
+		start_worker();
+	if (!queued) {
+		run_call(e, tfn, tud, true);
+		async_lock_acquire();
+		complete_entry(e);
+		async_lock_release();
+	}
+	return cookie;
+}
+
+ASYNC_EXPORT async_cookie_t async_schedule_domain(async_func_t *func, void *data,
+						  struct async_domain *domain)
+{
+	return schedule(func, data, domain);
+}
+
+ASYNC_EXPORT async_cookie_t async_schedule(async_func_t *func, void *data)
+{
+	return schedule(func, data, &async_dfl_domain);
+}
+
+ASYNC_EXPORT async_cookie_t async_schedule_special(async_func_t *func, void *data,
+						   struct async_domain *domain)
+{
+	return schedule(func, data, domain);
+}
+
+/* ------------------------------------------------------------------ */
+/* Synchronization                                                      */
+
+static void insert_waiter(struct async_waiter **list, struct async_waiter *w)
+{
+	while (*list && (*list)->target <= w->target)
+		list = &(*list)->next;
+	w->next = *list;
+	*list = w;
+}
+
+/*
+ * Wait until every call with a cookie below @target in @domain (NULL: in
+ * all registered domains) has completed.
+ */
+static void synchronize(async_cookie_t target, struct async_domain *domain)
+{
+	async_cookie_t own = tls_outer, asked = target;
+	struct async_entry *first;
+	struct async_waiter w;
+	async_log_func_t *lfn = NULL;
+	void *lud = NULL;
+	async_trace_func_t *tfn;
+	void *tud;
+	bool warn = false;
+	char msg[200];
+
+	async_init_once();
+	chaos_delay();
+
+	/*
+	 * Fast path, without the lock: a call synchronizing on (at most) its
+	 * own cookie in its own domain, and already at the head of it.  The
+	 * release store that made it the head orders the earlier calls'
+	 * effects before ours.
+	 */
+	if (tls_depth == 1 && domain && tls_entry->domain == domain &&
+	    target <= tls_entry->cookie &&
+	    __atomic_load_n(&domain->_first, __ATOMIC_ACQUIRE) == tls_entry &&
+	    !__atomic_load_n(&trace_fn, __ATOMIC_RELAXED)) {
+		chaos_delay();
+		return;
+	}
+
+	async_lock_acquire();
+	if (own && target > own) {
+		/* Waiting for the caller itself: wait for what came before it. */
+		target = own;
+		stats.self_syncs++;
+		if (!warned_self_sync) {
+			warned_self_sync = true;
+			warn = true;
+			lfn = log_fn;
+			lud = log_userdata;
+		}
+	}
+	tfn = trace_fn;
+	tud = trace_userdata;
+	first = domain ? domain->_first : reg_first;
+	if (!first || first->cookie >= target) {
+		async_lock_release();
+		if (tfn) {
+			trace(tfn, tud, ASYNC_TRACE_SYNC_BEGIN, NULL, NULL, own, asked, domain, false);
+			trace(tfn, tud, ASYNC_TRACE_SYNC_END, NULL, NULL, own, asked, domain, false);
+		}
+		goto out;
+	}
+
+	stats.waits++;
+	w.target = target;
+	w.done = false;
+	pthread_cond_init(&w.cond, &async_condattr);
+	insert_waiter(domain ? &domain->_waiters : &reg_waiters, &w);
+	async_lock_release();
+	if (tfn)
+		trace(tfn, tud, ASYNC_TRACE_SYNC_BEGIN, NULL, NULL, own, asked, domain, false);
+	async_lock_acquire();
+	while (!w.done) {
+		bool start = false;
+
+		if (!nr_workers && queue_first) {
+			/* No worker could be started: run the queue here. */
+			drain_queue_here();
+			continue;
+		}
+		if (!own && queue_first && nr_workers - nr_idle < max_threads) {
+			/* Watch for a stalled queue while waiting. */
+			struct timespec deadline = deadline_after(ASYNC_STALL_NS);
+
+			pthread_cond_timedwait(&w.cond, &async_lock, &deadline);
+			stats.wakeups++;
+			if (!w.done)
+				start = stall_check();
+		} else {
+			pthread_cond_wait(&w.cond, &async_lock);
+			stats.wakeups++;
+		}
+		if (start) {
+			async_lock_release();
+			start_worker();
+			async_lock_acquire();
+		}
+	}
+	async_lock_release();
+	pthread_cond_destroy(&w.cond);
+	if (tfn)
+		trace(tfn, tud, ASYNC_TRACE_SYNC_END, NULL, NULL, own, asked, domain, false);
+out:
+	if (warn) {
+		if (asked == ASYNC_COOKIE_MAX)
+			snprintf(msg, sizeof(msg),
+				 "call %" PRIu64 " asked to wait for everything, itself included: "
+				 "waiting only for the calls scheduled before it (logged once)", own);
+		else
+			snprintf(msg, sizeof(msg),
+				 "call %" PRIu64 " synchronized on cookie %" PRIu64 ", after its own: "
+				 "waiting only for the calls scheduled before it (logged once)",
+				 own, asked);
+		log_msg(lfn, lud, LOG_WARNING, msg);
+	}
+	chaos_delay();
+}
+
+ASYNC_EXPORT void async_synchronize_full(void)
+{
+	synchronize(ASYNC_COOKIE_MAX, NULL);
+}
+
+ASYNC_EXPORT void async_synchronize_full_domain(struct async_domain *domain)
+{
+	synchronize(ASYNC_COOKIE_MAX, domain);
+}
+
+ASYNC_EXPORT void async_synchronize_cookie_domain(async_cookie_t cookie, struct async_domain *domain)
+{
+	synchronize(cookie, domain);
+}
+
+ASYNC_EXPORT void async_synchronize_cookie(async_cookie_t cookie)
+{
+	synchronize(cookie, &async_dfl_domain);
+}
+
+ASYNC_EXPORT void async_synchronize_cookie_special(async_cookie_t cookie, struct async_domain *domain)
+{
+	synchronize(cookie, domain);
+}
+
+ASYNC_EXPORT void async_synchronize_full_special(struct async_domain *domain)
+{
+	synchronize(ASYNC_COOKIE_MAX, domain);
+}
+
+ASYNC_EXPORT void async_unregister_domain(struct async_domain *domain)
+{
+	synchronize(ASYNC_COOKIE_MAX, domain);
+	async_lock_acquire();
+	domain->registered = 0;
+	async_lock_release();
+}
+
+ASYNC_EXPORT bool current_is_async(void)
+{
+	return tls_depth > 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Configuration                                                        */
+
+ASYNC_EXPORT void async_set_enabled(bool on)
+{
+	async_init_once();
+	async_lock_acquire();
+	enabled = on;
+	async_lock_release();
+}
+
+ASYNC_EXPORT bool async_get_enabled(void)
+{
+	bool on;
+
+	async_lock_acquire();
+	on = enabled;
+	async_lock_release();
+	return on;
+}
+
+ASYNC_EXPORT unsigned int async_set_max_threads(unsigned int max)
+{
+	unsigned int old;
+
+	async_lock_acquire();
+	old = max_threads;
+	max_threads = max ? max : ASYNC_DEFAULT_MAX_THREADS;
+	/* Idle workers over the new cap leave now. */
+	while (nr_workers > max_threads && wake_idle_worker())
+		;
+	async_lock_release();
+	return old;
+}
+
+ASYNC_EXPORT unsigned int async_set_max_pending(unsigned int max)
+{
+	unsigned int old;
+
+	async_lock_acquire();
+	old = max_pending;
+	max_pending = max ? max : ASYNC_DEFAULT_MAX_PENDING;
+	async_lock_release();
+	return old;
+}
+
+ASYNC_EXPORT int async_quiesce(void)
+{
+	struct async_worker *dead;
+
+	if (current_is_async())
+		return -EDEADLK;
+	async_synchronize_full();
+
+	async_lock_acquire();
+	quiescing++;
+	while (wake_idle_worker())
+		;
+	while (nr_workers)
+		pthread_cond_wait(&async_quiesce_cond, &async_lock);
+	quiescing--;
+	dead = zombies;
+	zombies = NULL;
+	async_lock_release();
+	join_zombies(dead);
+	return 0;
+}
+
+ASYNC_EXPORT void async_set_chaos(uint64_t seed)
+{
+	async_init_once();
+	chaos_set(seed);
+}
+
+ASYNC_EXPORT void async_chaos_point(void)
+{
+	async_init_once();
+	chaos_delay();
+}
+
+ASYNC_EXPORT void async_set_trace(async_trace_func_t *fn, void *userdata)
+{
+	async_lock_acquire();
+	__atomic_store_n(&trace_fn, fn, __ATOMIC_RELAXED);
+	trace_userdata = userdata;
+	async_lock_release();
+}
+
+ASYNC_EXPORT void async_set_log(async_log_func_t *fn, void *userdata)
+{
+	async_lock_acquire();
+	log_fn = fn;
+	log_userdata = userdata;
+	async_lock_release();
+}
+
+ASYNC_EXPORT void async_get_stats(struct async_stats *ret)
+{
+	async_lock_acquire();
+	*ret = stats;
+	ret->workers_now = nr_workers - spawn_owed;
+	async_lock_release();
+}

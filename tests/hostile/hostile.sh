@@ -55,7 +55,7 @@ python3 "$top_srcdir/tests/hostile/gen-images.py" "$tmp/img" --seed "${HOSTILE_S
 mapfile -t images < <(cut -d' ' -f1 "$tmp/img/MANIFEST")
 nimg=${#images[@]}
 nbatch=$(( (nimg + batch - 1) / batch ))
-echo "1..$((nbatch * 4 + 1))"
+echo "1..$((nbatch * 4 + 2))"
 n=0
 ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
 n=$((n + 1)); echo "ok $n - generated $nimg images ($(grep -c ' label ' "$tmp/img/MANIFEST") label, $(grep -c ' table ' "$tmp/img/MANIFEST") table, $(grep -c ' trunc ' "$tmp/img/MANIFEST") truncated, $(grep -c ' fuzz ' "$tmp/img/MANIFEST") fuzzed)"
@@ -152,4 +152,6 @@ EOF
 	loops=()
 	unset img_of
 done
+# "." and ".." as FAT, ext2 and GPT names: six names that must be refused.
+ok $([ "$total_rejected" -ge 6 ] && echo 0 || echo 1) "the '.' and '..' labels were refused ($total_rejected refusals, at least 6 expected)"
 echo "# $nimg images, $total_devices devices probed, $total_links links created, $total_rejected unsafe names refused"

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -461,6 +462,58 @@ static void test_dry_run(void **state)
 	ap_links_free(r);
 }
 
+/* concurrent publishers (distinct devices, shared names): one owner per name, nothing lost */
+struct pub_arg {
+	struct ap_links *l;
+	int id;
+};
+
+static void *publisher(void *p)
+{
+	struct pub_arg *a = p;
+	char dev[32], n1[64], n2[64];
+
+	snprintf(dev, sizeof(dev), "sd%c", 'a' + a->id);
+	snprintf(n1, sizeof(n1), "disk/by-id/own-%d", a->id);
+	snprintf(n2, sizeof(n2), "disk/by-label/shared-%d", a->id % 3);
+	for (int i = 0; i < 50; i++) {
+		const char *names[] = { n1, n2, NULL };
+
+		publish(a->l, (async_cookie_t)(a->id + 1), dev, NULL, names);
+	}
+	return NULL;
+}
+
+static void test_threads(void **state)
+{
+	struct ap_links *l = ap_links_new(devdir, false);
+	pthread_t t[8];
+	struct pub_arg a[8];
+	size_t created = 0, conflicts = 0;
+
+	for (int i = 0; i < 8; i++) {
+		a[i].l = l;
+		a[i].id = i;
+		assert_int_equal(pthread_create(&t[i], NULL, publisher, &a[i]), 0);
+	}
+	for (int i = 0; i < 8; i++)
+		pthread_join(t[i], NULL);
+	for (size_t i = 0; i < ap_links_log_size(l); i++) {
+		const struct ap_link_event *e = event(l, i);
+
+		if (e->action == AP_LINK_CREATED)
+			created++;
+		else if (e->action == AP_LINK_CONFLICT)
+			conflicts++;
+		else
+			fail_msg("event %zu: %s", i, ap_link_action_to_string(e->action));
+	}
+	/* 8 own names and 3 shared ones created once; each later sharer conflicts on each try */
+	assert_int_equal(created, 8 + 3);
+	assert_int_equal(conflicts, 5 * 50);
+	ap_links_free(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -473,6 +526,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_non_symlink_left_alone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_labels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dry_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

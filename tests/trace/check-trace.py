@@ -19,6 +19,7 @@ Expectations (--expect FILE), one per line:
   waits N                          this many sync-wait slices (JSON)
   workers N                        this many distinct worker tracks (JSON)
   mark WHAT_HEX                    a mark with this text
+  phase NAME_HEX COUNT             otherData counts this many such phases
 Labels are compared with what the writer must make of arbitrary bytes:
 invalid UTF-8 bytes become the text \\xNN; in the SVG, control characters
 too, and long labels are cut after 72 characters with an ellipsis.
@@ -69,7 +70,7 @@ def shown(raw, svg, limit=None):
 
 
 def read_expect(path):
-    exp = {"calls": {}, "waits": None, "workers": None, "marks": []}
+    exp = {"calls": {}, "waits": None, "workers": None, "marks": [], "phases": {}}
     if not path:
         return exp
     with open(path, encoding="ascii") as f:
@@ -85,6 +86,8 @@ def read_expect(path):
                 exp[w[0]] = int(w[1])
             elif w[0] == "mark":
                 exp["marks"].append(bytes.fromhex(w[1]))
+            elif w[0] == "phase":
+                exp["phases"][bytes.fromhex(w[1])] = int(w[2])
             else:
                 fail("%s: unknown expectation %r" % (path, w[0]))
     return exp
@@ -221,6 +224,10 @@ def check_chrome(path, args, exp):
         if w != exp["workers"] or other.get("workers") != exp["workers"]:
             fail("%s: %d worker tracks (otherData %r), expected %d"
                  % (path, w, other.get("workers"), exp["workers"]))
+    for name, count in exp["phases"].items():
+        got = other.get("phases", {}).get(shown(name, False), {}).get("count")
+        if got != count:
+            fail("%s: otherData counts %r phases %r, expected %d" % (path, got, shown(name, False), count))
     for m in exp["marks"]:
         if shown(m, False) not in marks:
             fail("%s: mark %r missing (have %r)" % (path, shown(m, False), marks[:10]))

@@ -4,7 +4,7 @@
  * recorder, written as SVG (and Chrome JSON).  For the README picture and
  * for the tests; the real picture comes from the VM demo.
  *
- *   plot-demo [--sequential] [--disks N] [--seed S] [--title T] OUT.svg [OUT.json]
+ *   plot-demo [--sequential|--real] [--disks N] [--seed S] [--title T] OUT.svg [OUT.json]
  *
  * The machine: a virtio disk, with --disks N a virtio-scsi host with N
  * disks, an AHCI controller with four SATA disks and an NVMe disk holding
@@ -12,10 +12,13 @@
  * scheduled in cookie order, run on the lowest free worker, synchronize on
  * their own cookie before scheduling children and creating links, as the
  * engine does.  With --sequential every call runs inline, depth first, as
- * libasync's synchronous fallback does.
+ * libasync's synchronous fallback does.  With --real the calls are real
+ * libasync calls that sleep for their phases (concurrent with libasync's
+ * core, sequential with its stub), traced through the real hook.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -288,6 +291,57 @@ static uint64_t run_inline(struct node *n, uint64_t t)
 	return n->end;
 }
 
+/* ------------------------------------------------------------ real calls */
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000), .tv_nsec = (long)(ns % 1000000000) };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static void real_phase(async_cookie_t cookie, const char *name, uint64_t ns)
+{
+	uint64_t t0 = ap_now_ns();
+
+	if (!ns)
+		return;
+	sleep_ns(ns);
+	ap_trace_phase(cookie, name, t0, ap_now_ns());
+}
+
+static void real_call(void *data, async_cookie_t cookie)
+{
+	struct node *n = data;
+	int ch;
+
+	n->cookie = cookie;
+	label(n);
+	n->start = ap_now_ns();
+	real_phase(cookie, "modprobe", n->modprobe);
+	real_phase(cookie, "wait", n->wait);
+	real_phase(cookie, n->work ? n->work : "probe", n->probe);
+	/* in order from here: children, links */
+	async_synchronize_cookie(cookie);
+	for (ch = n->first_child; ch >= 0; ch = nodes[ch].next_sibling)
+		async_schedule(real_call, &nodes[ch]);
+	real_phase(cookie, "links", n->links);
+	n->end = ap_now_ns();
+}
+
+static bool real_concurrent;
+
+static uint64_t run_real(void)
+{
+	async_set_enabled(true);
+	real_concurrent = async_get_enabled();
+	async_schedule(real_call, &nodes[0]);
+	async_synchronize_full();
+	async_set_enabled(false);
+	return ap_now_ns() - base;
+}
+
 static const char *root_partition(void)
 {
 	return "nvme0n1p2";
@@ -297,6 +351,7 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "sequential", no_argument, NULL, 'S' },
+		{ "real", no_argument, NULL, 'R' },
 		{ "disks", required_argument, NULL, 'd' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "title", required_argument, NULL, 't' },
@@ -304,17 +359,20 @@ int main(int argc, char **argv)
 		{}
 	};
 	const char *title = NULL;
-	bool sequential = false;
+	bool sequential = false, real = false;
 	unsigned long disks = 0;
 	uint64_t all_done;
 	size_t i;
 	char buf[64];
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, "Sd:s:t:h", opts, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, "SRd:s:t:h", opts, NULL)) >= 0) {
 		switch (c) {
 		case 'S':
 			sequential = true;
+			break;
+		case 'R':
+			real = true;
 			break;
 		case 'd':
 			disks = strtoul(optarg, NULL, 10);
@@ -330,7 +388,7 @@ int main(int argc, char **argv)
 			title = optarg;
 			break;
 		case 'h':
-			printf("usage: %s [--sequential] [--disks N] [--seed S] [--title T] OUT.svg [OUT.json]\n",
+			printf("usage: %s [--sequential|--real] [--disks N] [--seed S] [--title T] OUT.svg [OUT.json]\n",
 			       argv[0]);
 			return 0;
 		default:
@@ -338,7 +396,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc || argc - optind > 2) {
-		fprintf(stderr, "usage: %s [--sequential] [--disks N] [--seed S] [--title T] OUT.svg [OUT.json]\n",
+		fprintf(stderr, "usage: %s [--sequential|--real] [--disks N] [--seed S] [--title T] OUT.svg [OUT.json]\n",
 			argv[0]);
 		return 100;
 	}
@@ -346,22 +404,31 @@ int main(int argc, char **argv)
 	build_machine((unsigned int)disks);
 	ap_trace_enable();
 	base = ap_now_ns();
-	if (sequential)
+	if (real)
+		all_done = run_real();
+	else if (sequential)
 		all_done = run_inline(&nodes[0], 300000);
 	else
 		all_done = simulate_concurrent();
 
-	qsort(evs, n_evs, sizeof(*evs), cmp_ev);
+	if (n_evs)
+		qsort(evs, n_evs, sizeof(*evs), cmp_ev);
 	for (i = 0; i < n_evs; i++)
 		ap_trace_record_event(&evs[i].ev);
 	for (i = 0; i < n_nodes; i++)
 		if (strcmp(nodes[i].label, root_partition()) == 0)
-			ap_trace_mark(0, "root found", base + nodes[i].end);
+			ap_trace_mark(0, "root found", real ? nodes[i].end : base + nodes[i].end);
 	ap_trace_mark(0, "all links", base + all_done);
-	ap_trace_meta("mode", sequential ? "sequential (simulated)" : "fastboot (simulated)");
+	if (real)
+		ap_trace_meta("mode", real_concurrent ? "fastboot (real calls)"
+				      : "sequential (real calls, libasync stub)");
+	else
+		ap_trace_meta("mode", sequential ? "sequential (simulated)" : "fastboot (simulated)");
 	snprintf(buf, sizeof(buf), "%zu", n_nodes);
 	ap_trace_meta("devices", buf);
 
+	if (!title && real)
+		title = "asyncprobe boot timeline (real libasync calls, phases slept)";
 	if (!title)
 		title = sequential ? "asyncprobe boot timeline (synthetic, sequential)"
 				   : "asyncprobe boot timeline (synthetic, fastboot)";

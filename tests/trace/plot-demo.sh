@@ -1,13 +1,18 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# TAP: plot-demo's simulated runs (concurrent, sequential, 1000 disks) come out
-# as a valid Chrome trace and a well-formed SVG with one bar per call.
+# TAP: plot-demo's runs (simulated concurrent, sequential, 1000 disks; real
+# sleeping libasync calls) come out as a valid Chrome trace and a well-formed
+# SVG with one bar per call.
 demo="${top_builddir:-.}/tests/trace/plot-demo"
 check="${top_srcdir:-.}/tests/trace/check-trace.py"
 
 if ! command -v python3 >/dev/null 2>&1; then
 	echo "1..0 # SKIP python3 is needed to validate the outputs"
-	exit 0
+	# real libasync calls that sleep through their phases, traced by the hook
+t "real-call run written" "$demo" --real "$tmp/r.svg" "$tmp/r.json"
+t "real-call trace is valid" python3 "$check" chrome "$tmp/r.json" --calls 20
+t "real-call plot has 20 bars" python3 "$check" svg "$tmp/r.svg" --calls 20
+exit 0
 fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/trace-demo.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -27,7 +32,7 @@ t() {
 	fi
 }
 
-echo "1..9"
+echo "1..12"
 # the demo machine: 20 calls; --disks 4 adds a controller and 4 disks with a partition each
 t "concurrent run written" "$demo" "$tmp/c.svg" "$tmp/c.json"
 t "concurrent trace is valid, several workers" python3 "$check" chrome "$tmp/c.json" --calls 20 --min-workers 2
@@ -39,4 +44,8 @@ t "1000-disk run written" "$demo" --disks 1000 "$tmp/l.svg" "$tmp/l.json"
 t "1000-disk trace is valid" python3 "$check" chrome "$tmp/l.json" --calls 2021
 # readable: rows of at least 10 px, the picture grows with the calls
 t "1000-disk plot: 2021 bars, at least 10 px each" python3 "$check" svg "$tmp/l.svg" --calls 2021 --min-height 20210
+# real libasync calls that sleep through their phases, traced by the hook
+t "real-call run written" "$demo" --real "$tmp/r.svg" "$tmp/r.json"
+t "real-call trace is valid" python3 "$check" chrome "$tmp/r.json" --calls 20
+t "real-call plot has 20 bars" python3 "$check" svg "$tmp/r.svg" --calls 20
 exit 0

@@ -227,6 +227,9 @@ static void write_known_expect(const char *path)
 	expect_call(f, 3, "disk", "sdb");
 	expect_call(f, 4, "partition", "sdb1");
 	fputs("waits 2\nworkers 2\n", f);
+	/* modprobe, wait, probe, links, sync-wait as hex */
+	fputs("phase 6d6f6470726f6265 1\nphase 77616974 1\nphase 70726f6265 2\n"
+	      "phase 6c696e6b73 1\nphase 73796e632d77616974 1\n", f);
 	expect_mark(f, "root found");
 	fclose(f);
 }
