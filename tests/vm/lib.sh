@@ -93,7 +93,7 @@ vm_cache_dir() {
 # cache.  Sets VM_KVER, VM_KROOT (unpacked package, depmod run) and
 # VM_KERNEL.  Returns 1 (with a reason on stderr) when there is none.
 vm_kernel() {
-	local pkg= deb= dir
+	local pkg='' deb='' dir
 	if [ -n "${ASYNCPROBE_TEST_KVER:-}" ]; then
 		pkg=linux-image-$ASYNCPROBE_TEST_KVER
 	elif command -v apt-cache >/dev/null; then
@@ -319,7 +319,7 @@ vm_devices() {
 	demo) d="root sata2 sata3 sata4 vscsi scsi2 mega" ;;
 	*) echo "vm_devices: unknown set $set" >&2; return 1 ;;
 	esac
-	local ide=0 have_vscsi= have_lsi= have_mega= name spec serial
+	local ide=0 have_vscsi='' have_lsi='' have_mega='' name spec serial
 	for name in $d; do
 		spec=
 		for s in "${VM_DISKS[@]}"; do [ "${s%%|*}" = "$name" ] && spec=$s; done
@@ -331,15 +331,15 @@ vm_devices() {
 			VM_DEV_ARGS+=(-device "ide-hd,bus=ide.$ide,drive=d-$name,serial=$serial")
 			ide=$((ide + 1)) ;;
 		vscsi|scsi*)
-			[ -n "$have_vscsi" ] || VM_DEV_ARGS+=(-device virtio-scsi-pci,id=vscsi0)
+			[ -n "$have_vscsi" ] || VM_DEV_ARGS+=(-device "virtio-scsi-pci,id=vscsi0")
 			have_vscsi=1
 			VM_DEV_ARGS+=(-device "scsi-hd,bus=vscsi0.0,drive=d-$name,serial=$serial") ;;
 		lsi)
-			[ -n "$have_lsi" ] || VM_DEV_ARGS+=(-device lsi53c895a,id=lsi0)
+			[ -n "$have_lsi" ] || VM_DEV_ARGS+=(-device "lsi53c895a,id=lsi0")
 			have_lsi=1
 			VM_DEV_ARGS+=(-device "scsi-hd,bus=lsi0.0,scsi-id=1,drive=d-$name,serial=$serial") ;;
 		mega)
-			[ -n "$have_mega" ] || VM_DEV_ARGS+=(-device megasas,id=mega0)
+			[ -n "$have_mega" ] || VM_DEV_ARGS+=(-device "megasas,id=mega0")
 			have_mega=1
 			VM_DEV_ARGS+=(-device "scsi-hd,bus=mega0.0,scsi-id=0,drive=d-$name,serial=$serial") ;;
 		vblk)
@@ -410,7 +410,7 @@ vm_after_init() {
 # udev's encoding of a label for by-label/by-partlabel (blkid_encode_string:
 # space, slash and backslash and non-printable bytes become \xNN).
 vm_encode() {
-	local s=$1 out= c i
+	local s=$1 out='' c i
 	for ((i = 0; i < ${#s}; i++)); do
 		c=${s:i:1}
 		case $c in
