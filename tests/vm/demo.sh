@@ -71,7 +71,7 @@ echo "image: $VM_INITRD_AP ($(stat -c %s "$VM_INITRD_AP") bytes)"
 
 vm_devices demo
 step "booting: ${#VM_DEV_NAMES[@]} disks (4 x AHCI SATA, 2 x virtio-scsi, 1 x MegaRAID), ${fastboot:-sequential}"
-cmdline="root=LABEL=$VM_ROOT_LABEL ${fastboot} quiet"
+cmdline="root=LABEL=$VM_ROOT_LABEL ${fastboot} quiet aptest.dump"
 echo "qemu-system-x86_64 -accel tcg -kernel vmlinuz-$VM_KVER -append \"$cmdline\""
 vm_boot demo "$VM_INITRD_AP" "$cmdline" 300 2>/dev/null
 log=$VM_OUT/demo.log
