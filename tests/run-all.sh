@@ -92,10 +92,28 @@ for san in thread address,undefined; do
 	fi
 done
 
-# 3. The release tarball builds and passes its own tests.
+# 3. libFuzzer targets (clang), about a minute each: the kernel command
+#    line parser, the link-name encoder, and blkid results to link names.
+if command -v clang >/dev/null && step build-fuzz build_tree "$top/_build-fuzz" CC=clang --enable-fuzz --disable-shared; then
+	for t in cmdline encode names; do
+		step "fuzz-$t" env top_builddir="$top/_build-fuzz" top_srcdir="$top" \
+			bash tests/fuzz/run-fuzz.sh "${FUZZ_SECONDS:-60}" "$t"
+		grep -hE 'Done [0-9]+ runs' "$out/fuzz-$t.log" || true
+	done
+fi
+
+# 4. Valgrind memcheck over a dry run of the program: no leak, no error.
+if command -v valgrind >/dev/null && [ -x _build/src/asyncprobe/asyncprobe ]; then
+	step valgrind-dry-run sh -c "cd '$top/_build' && ./libtool --mode=execute valgrind -q \
+		--leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect \
+		--error-exitcode=99 ./src/asyncprobe/asyncprobe --dry-run --fastboot -v --no-progress \
+		--log-target=stderr --json=/dev/null; test \$? -ne 99"
+fi
+
+# 5. The release tarball builds and passes its own tests.
 step distcheck sh -c "cd '$top/_build' && make -j'$JOBS' distcheck"
 
-# 4. QEMU boot tests.
+# 6. QEMU boot tests.
 if [ "${SKIP_VM:-0}" = 1 ]; then
 	note "VM tests"; echo "SKIP: VM tests (SKIP_VM=1)"; skipped=$((skipped + 1))
 elif [ -f _build/Makefile ]; then

@@ -182,10 +182,10 @@ int ap_ata_parse_sysfs_id(const char *text, uint16_t words[256])
 }
 
 /*
- * IDENTIFY DEVICE through ATA PASS-THROUGH (16): PIO data-in, one block,
- * the length in the sector count.  0 or -errno.
+ * IDENTIFY (PACKET) DEVICE through ATA PASS-THROUGH (16): PIO data-in, one
+ * block, the length in the sector count.  0 or -errno.
  */
-static int ata_identify_sgio(int fd, uint16_t words[256])
+static int ata_identify_sgio(int fd, uint8_t command, uint16_t words[256])
 {
 	uint8_t cdb[16] = {
 		0x85,       /* ATA PASS-THROUGH (16) */
@@ -194,7 +194,7 @@ static int ata_identify_sgio(int fd, uint16_t words[256])
 		0, 0, 0, 1, /* features, sector count = 1 */
 		0, 0, 0, 0, 0, 0,
 		0,          /* device */
-		0xec,       /* IDENTIFY DEVICE */
+		command,    /* 0xec IDENTIFY DEVICE, 0xa1 IDENTIFY PACKET DEVICE */
 		0,
 	};
 	uint8_t buf[512], sense[32];
@@ -714,12 +714,40 @@ static struct udev_device *handle_usb(struct udev_device *parent, struct pathbuf
 	return parent;
 }
 
+/*
+ * With native NVMe multipath (Debian 12's default) a namespace lives at
+ * /sys/devices/virtual/nvme-subsystem/nvme-subsysN/nvmeXnY; its path is
+ * that of controller nvmeX, unless that one is virtual too (NVMe-oF).
+ */
+static struct udev_device *nvme_real_parent(struct udev_device *dev, struct udev_device **ret_ref)
+{
+	const char *sysname = udev_device_get_sysname(dev), *devpath;
+	char ctrl[64];
+	size_t n;
+
+	if (!has_prefix(sysname, "nvme"))
+		return NULL;
+	n = 4 + strspn(sysname + 4, "0123456789");
+	if (n >= sizeof(ctrl))
+		return NULL;
+	memcpy(ctrl, sysname, n);
+	ctrl[n] = '\0';
+	*ret_ref = udev_device_new_from_subsystem_sysname(udev_device_get_udev(dev), "nvme", ctrl);
+	if (!*ret_ref)
+		return NULL;
+	devpath = udev_device_get_devpath(*ret_ref);
+	if (!devpath || has_prefix(devpath, "/devices/virtual/"))
+		return NULL;
+	return *ret_ref;
+}
+
 /* path_id: ID_PATH and ID_PATH_ATA_COMPAT of a whole disk, or nothing. */
 static int path_id(struct udev_device *dev, char **ret_path, char **ret_compat)
 {
 	struct pathbuf path = { 0 }, compat = { 0 };
 	bool supported_transport = false, supported_parent = false;
 	struct udev_device *parent = dev;
+	_cleanup_udev_device_ struct udev_device *other_branch = NULL;
 
 	*ret_path = *ret_compat = NULL;
 	while (parent) {
@@ -760,7 +788,7 @@ static int path_id(struct udev_device *dev, char **ret_path, char **ret_compat)
 		} else if (strcmp(subsys, "virtio") == 0) {
 			parent = skip_subsystem(parent, "virtio");
 			supported_transport = true;
-		} else if (strcmp(subsys, "nvme") == 0) {
+		} else if (strcmp(subsys, "nvme") == 0 || strcmp(subsys, "nvme-subsystem") == 0) {
 			char buf[32];
 			const char *nsid = attr_nonempty(dev, "nsid", buf, sizeof(buf));
 
@@ -768,13 +796,15 @@ static int path_id(struct udev_device *dev, char **ret_path, char **ret_compat)
 				path_prepend(&path, "nvme-%s", nsid);
 				if (compat.s)
 					path_prepend(&compat, "nvme-%s", nsid);
-				parent = skip_subsystem(parent, "nvme");
+				if (strcmp(subsys, "nvme-subsystem") == 0) {
+					/* native multipath: continue from the real controller */
+					parent = nvme_real_parent(dev, &other_branch);
+					if (!parent)
+						path.error = -ENXIO;
+				}
 				supported_parent = true;
 				supported_transport = true;
 			}
-		} else if (strcmp(subsys, "nvme-subsystem") == 0) {
-			/* native multipath: not implemented, no link rather than a wrong one */
-			path.error = -EOPNOTSUPP;
 		}
 		if (path.error || compat.error || !parent)
 			break;
@@ -799,7 +829,7 @@ static int path_id(struct udev_device *dev, char **ret_path, char **ret_compat)
 /* ----------------------------------------------------------- by-id */
 
 static int ata_identity(struct udev_device *disk, struct udev_device *scsidev, bool node_only,
-			struct ap_identity *id)
+			bool packet, struct ap_identity *id)
 {
 	const char *node = udev_device_get_devnode(disk);
 	uint16_t words[256];
@@ -812,10 +842,10 @@ static int ata_identity(struct udev_device *disk, struct udev_device *scsidev, b
 
 		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISBLK(st.st_mode) &&
 		    st.st_rdev == udev_device_get_devnum(disk)) {
-			if (ata_identify_sgio(fd, words) == 0) {
+			if (ata_identify_sgio(fd, packet ? 0xa1 : 0xec, words) == 0) {
 				id->source = "SG_IO";
 				return ap_ata_identity_from_words(words, &id->serial, &id->wwn);
-			} else {
+			} else if (!packet) {
 				struct hd_driveid hd;
 
 				if (ioctl(fd, HDIO_GET_IDENTITY, &hd) == 0) {
@@ -868,11 +898,11 @@ static int ata_identity(struct udev_device *disk, struct udev_device *scsidev, b
 			}
 		}
 
-		/* 3. the SAT translation in vpd_pg83 */
+		/* 3. the SAT translation in vpd_pg83 (not for ATAPI: libata passes INQUIRY through) */
 		_cleanup_free_ uint8_t *pg = NULL;
 		size_t len;
 
-		if (read_binary_attr(scsidev, "vpd_pg83", &pg, &len) == 0) {
+		if (!packet && read_binary_attr(scsidev, "vpd_pg83", &pg, &len) == 0) {
 			r = ap_ata_identity_from_pg83(pg, len, &id->serial, &id->wwn);
 			if (r != -ENODATA) {
 				id->source = "vpd_pg83 T10";
@@ -883,26 +913,106 @@ static int ata_identity(struct udev_device *disk, struct udev_device *scsidev, b
 	return -ENODATA;
 }
 
-static int scsi_identity(struct udev_device *scsidev, struct ap_identity *id)
+/* INQUIRY with EVPD for @page, scsi_id's 254-byte buffer.  Length read, or -errno. */
+static int scsi_inquiry_vpd(int fd, uint8_t page, uint8_t *buf, size_t size)
+{
+	uint8_t cdb[6] = { 0x12, 0x01, page, 0, (uint8_t)size, 0 };
+	uint8_t sense[32];
+	struct sg_io_hdr io = {
+		.interface_id = 'S',
+		.dxfer_direction = SG_DXFER_FROM_DEV,
+		.cmd_len = sizeof(cdb),
+		.mx_sb_len = sizeof(sense),
+		.dxfer_len = (unsigned)size,
+		.dxferp = buf,
+		.cmdp = cdb,
+		.sbp = sense,
+		.timeout = 3000,
+	};
+
+	memset(buf, 0, size);
+	if (ioctl(fd, SG_IO, &io) < 0)
+		return -errno;
+	if (io.status != 0 || io.host_status != 0 || (io.driver_status & ~0x08) != 0)
+		return -EIO;
+	if (buf[1] != page)
+		return -EIO;
+	return (int)(size - (size_t)io.resid);
+}
+
+/*
+ * Where the kernel did not read the VPD pages (sysfs has neither), ask the
+ * device as scsi_id does: page 0x00 for the list, then 0x83, then 0x80.
+ */
+static int scsi_identity_sgio(struct udev_device *disk, const char *vendor, const char *model,
+			      struct ap_identity *id)
+{
+	const char *node = udev_device_get_devnode(disk);
+	uint8_t p0[254], pg[254];
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	int n0, n, r;
+
+	if (!node)
+		return -ENODATA;
+	fd = open(node, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISBLK(st.st_mode) || st.st_rdev != udev_device_get_devnum(disk))
+		return -ENODATA;
+	n0 = scsi_inquiry_vpd(fd, 0x00, p0, sizeof(p0));
+	if (n0 < 4)
+		return -ENODATA;
+	for (int want = 0; want < 2; want++) {
+		uint8_t page = want == 0 ? 0x83 : 0x80;
+		bool listed = false;
+
+		for (int i = 4; i < n0 && i <= p0[3] + 3; i++)
+			if (p0[i] == page)
+				listed = true;
+		if (!listed)
+			continue;
+		n = scsi_inquiry_vpd(fd, page, pg, sizeof(pg));
+		if (n < 4)
+			continue;
+		if (page == 0x83)
+			r = ap_scsi_id_from_pg83(pg, (size_t)n, vendor, model, &id->serial, &id->wwn);
+		else
+			r = ap_scsi_id_from_pg80(pg, (size_t)n, vendor, model, &id->serial);
+		if (r != -ENODATA)
+			return r;
+	}
+	return -ENODATA;
+}
+
+static int scsi_identity(struct udev_device *disk, struct udev_device *scsidev, struct ap_identity *id)
 {
 	_cleanup_free_ uint8_t *pg = NULL;
 	const char *vendor = udev_device_get_sysattr_value(scsidev, "vendor");
 	const char *model = udev_device_get_sysattr_value(scsidev, "model");
+	bool have83, have80;
 	size_t len;
 	int r;
 
-	if (read_binary_attr(scsidev, "vpd_pg83", &pg, &len) == 0) {
+	have83 = read_binary_attr(scsidev, "vpd_pg83", &pg, &len) == 0;
+	if (have83) {
+		/* scsi_id reads at most 254 bytes of the page */
+		if (len > 254)
+			len = 254;
 		r = ap_scsi_id_from_pg83(pg, len, vendor, model, &id->serial, &id->wwn);
 		if (r != -ENODATA)
 			return r;
 		free(pg);
 		pg = NULL;
 	}
-	if (read_binary_attr(scsidev, "vpd_pg80", &pg, &len) == 0) {
+	have80 = read_binary_attr(scsidev, "vpd_pg80", &pg, &len) == 0;
+	if (have80) {
+		if (len > 254)
+			len = 254;
 		r = ap_scsi_id_from_pg80(pg, len, vendor, model, &id->serial);
 		if (r != -ENODATA)
 			return r;
 	}
+	if (!have83 && !have80)
+		return scsi_identity_sgio(disk, vendor, model, id);
 	return -ENODATA;
 }
 
@@ -1026,8 +1136,18 @@ int ap_identity_for_disk(struct udev_device *disk, struct ap_identity *id)
 		bool usb = udev_device_get_parent_with_subsystem_devtype(disk, "usb", "usb_interface") != NULL;
 		const char *vendor = scsidev ? attr_nonempty(scsidev, "vendor", buf, sizeof(buf)) : NULL;
 
-		if (streq_ptr(vendor, "ATA") && has_prefix(sysname, "sd")) {
-			r = ata_identity(disk, scsidev, false, id);
+		bool atapi = false;
+
+		if (scsidev && has_prefix(sysname, "sr")) {
+			const char *type = udev_device_get_sysattr_value(scsidev, "type");
+			const char *level = udev_device_get_sysattr_value(scsidev, "scsi_level");
+
+			/* ATTRS{type}=="5", ATTRS{scsi_level}=="[6-9]*": ata_id with IDENTIFY PACKET */
+			atapi = type && strtoul(type, NULL, 10) == 5 && level && level[0] >= '6' && level[0] <= '9';
+		}
+		if (streq_ptr(vendor, "ATA") || atapi) {
+			/* ata_id sees peripheral type 5 on an sr: IDENTIFY PACKET DEVICE */
+			r = ata_identity(disk, scsidev, false, has_prefix(sysname, "sr"), id);
 			if (r == -ENOMEM)
 				goto fail;
 			if (r == 0 && !(id->bus = strdup("ata"))) {
@@ -1038,7 +1158,7 @@ int ap_identity_for_disk(struct udev_device *disk, struct ap_identity *id)
 		/* a SATA disk in a fixed USB enclosure: ata_id through the bridge */
 		if (!id->serial && usb && has_prefix(sysname, "sd") &&
 		    streq_ptr(attr_nonempty(disk, "removable", buf, sizeof(buf)), "0")) {
-			r = ata_identity(disk, scsidev, true, id);
+			r = ata_identity(disk, scsidev, true, false, id);
 			if (r == -ENOMEM)
 				goto fail;
 			if (r == 0 && !(id->bus = strdup("ata"))) {
@@ -1052,7 +1172,7 @@ int ap_identity_for_disk(struct udev_device *disk, struct ap_identity *id)
 				goto fail;
 		}
 		if (!id->serial && scsidev) {
-			r = scsi_identity(scsidev, id);
+			r = scsi_identity(disk, scsidev, id);
 			if (r == -ENOMEM)
 				goto fail;
 			if (r == 0 && !(id->bus = strdup("scsi"))) {
@@ -1074,7 +1194,9 @@ int ap_identity_for_disk(struct udev_device *disk, struct ap_identity *id)
 		}
 	}
 
-	if (devpath && !strstr(devpath, "/virtual/")) {
+	/* DEVPATH not under a virtual directory, or SUBSYSTEMS=="nvme-subsystem" */
+	if (devpath && (!strstr(devpath, "/virtual/") ||
+			udev_device_get_parent_with_subsystem_devtype(disk, "nvme-subsystem", NULL))) {
 		r = path_id(disk, &id->path, &id->path_ata_compat);
 		if (r < 0)
 			goto fail;

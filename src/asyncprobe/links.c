@@ -196,7 +196,16 @@ static struct claim *claim_add(struct ap_links *l, const char *name, const char 
 
 static void claimants_append(struct claim *c, const char *dev, async_cookie_t cookie)
 {
-	char *n;
+	char *n, item[PATH_MAX + 48];
+	size_t il;
+
+	/* each claimant once, however often it claims again */
+	snprintf(item, sizeof(item), "%s (cookie %llu)", dev, (unsigned long long)cookie);
+	il = strlen(item);
+	for (const char *p = c->claimants; (p = strstr(p, item)); p += il)
+		if ((p == c->claimants || (p >= c->claimants + 2 && p[-2] == ',' && p[-1] == ' ')) &&
+		    (p[il] == '\0' || p[il] == ','))
+			return;
 
 	if (asprintf(&n, "%s, %s (cookie %llu)", c->claimants, dev, (unsigned long long)cookie) < 0)
 		return;

@@ -331,6 +331,7 @@ static void symlink_add(struct rule_ctx *c, const char *prefix, const char *valu
 struct ident_entry {
 	dev_t devnum;
 	char *syspath;
+	char *diskseq;          /* a new medium at the same devnum has a new diskseq */
 	struct ap_identity id;
 	struct ident_entry *next;
 };
@@ -347,6 +348,7 @@ void ap_names_cache_flush(void)
 		cache_head = e->next;
 		ap_identity_clear(&e->id);
 		free(e->syspath);
+		free(e->diskseq);
 		free(e);
 	}
 	pthread_mutex_unlock(&cache_lock);
@@ -394,13 +396,17 @@ static int identity_get(struct udev_device *disk, struct ap_identity *ret)
 {
 	dev_t devnum = udev_device_get_devnum(disk);
 	const char *syspath = udev_device_get_syspath(disk);
+	const char *seq = udev_device_get_sysattr_value(disk, "diskseq");
 	struct ident_entry *e;
 	struct ap_identity id;
 	int r;
 
+	if (!seq)
+		seq = "";
 	pthread_mutex_lock(&cache_lock);
 	for (e = cache_head; e; e = e->next)
-		if (e->devnum == devnum && strcmp(e->syspath, syspath) == 0) {
+		if (e->devnum == devnum && strcmp(e->syspath, syspath) == 0 &&
+		    strcmp(e->diskseq, seq) == 0) {
 			r = identity_copy(&e->id, ret);
 			pthread_mutex_unlock(&cache_lock);
 			return r;
@@ -416,8 +422,10 @@ static int identity_get(struct udev_device *disk, struct ap_identity *ret)
 		return r;
 	}
 	e = calloc(1, sizeof(*e));
-	if (!e || !(e->syspath = strdup(syspath))) {
+	if (!e || !(e->syspath = strdup(syspath)) || !(e->diskseq = strdup(seq))) {
 		/* no cache entry: fine, only slower */
+		if (e)
+			free(e->syspath);
 		free(e);
 		ap_identity_clear(&id);
 		return 0;
@@ -475,6 +483,13 @@ static bool mmc_name_ok(const char *n, bool partition)
 	if (!partition)
 		return n[7] == '\0';
 	return n[7] == 'p' && isdigit((unsigned char)n[8]);
+}
+
+/* KERNEL=="mmcblk[0-9]boot[0-9]" */
+static bool mmc_boot_name(const char *n)
+{
+	return has_prefix(n, "mmcblk") && isdigit((unsigned char)n[6]) && has_prefix(n + 7, "boot") &&
+	       isdigit((unsigned char)n[11]) && n[12] == '\0';
 }
 
 /* glob "nvme*[0-9]n*[0-9]" on a disk: nvme<digits...>n<...><digit> */
@@ -595,8 +610,13 @@ int ap_names_for_device(struct udev_device *dev, const struct ap_fsinfo *fs,
 		symlink_add(&c, "disk/by-id/mmc-", s, suffix);
 	}
 
-	/* by-path */
-	if (id.path) {
+	/* by-path; mmcblkXbootY: <ID_PATH>-bootY */
+	if (id.path && mmc_boot_name(sysname)) {
+		char boot[32];
+
+		snprintf(boot, sizeof(boot), "-boot%s", sysnum(sysname));
+		symlink_add(&c, "disk/by-path/", id.path, boot);
+	} else if (id.path) {
 		symlink_add(&c, "disk/by-path/", id.path, suffix);
 		symlink_add(&c, "disk/by-path/", id.path_ata_compat, suffix);
 		if (has_prefix(sysname, "vd") && has_prefix(id.path, "pci-"))

@@ -4,9 +4,10 @@
  *
  * Recording.  ap_trace_enable() installs a libasync trace hook.  The hook
  * and the program's own calls (labels, phases, marks) append fixed-size
- * records to growable arrays under one mutex: no I/O, no formatting, one
- * short critical section per event, so the hook may be called from every
- * worker at once.  Strings (labels, phase names, domain names) are copied
+ * records under one mutex: no I/O, no formatting, one short critical
+ * section per event (events go into fixed-size chunks, so an append never
+ * copies what came before), and the hook may be called from every worker
+ * at once.  Strings (labels, phase names, domain names) are copied
  * once: phase and domain names are interned, labels duplicated.
  *
  * Each thread gets a serial number the first time it records something; a
@@ -20,14 +21,18 @@
  * start and end times, its phases clamped into its run, its waits.  A call
  * known only from labels and phases (libasync without a trace hook, or a
  * phase recorded for a cookie whose events are missing) spans its phases.
+ * Each wait is blamed on the call whose end released it (the last to end
+ * of those before its target), and the critical path is walked back from
+ * the call that ended last through those waits, queueing and schedulers.
  *
  *  - Chrome trace-event JSON (object format): per track, complete events
  *    ("X") for calls, phases and waits, sorted and clamped so they nest
  *    properly; flow events from schedule to start; instants for schedules
- *    and marks; a counter of queued and running calls; thread names.
+ *    and marks; a counter of queued and running calls; thread names; an
+ *    otherData summary (see trace.h) for benchmarks.
  *  - SVG: one row per call in cookie order, the bar split into queued,
  *    running, the phases and the waits; a time grid; a legend; marks as
- *    vertical lines; a tooltip per bar.
+ *    vertical lines; a tooltip per bar; the critical path in the header.
  *
  * Every string written is sanitized: invalid UTF-8 bytes become the text
  * \xNN, control characters are escaped (JSON) or become \xNN (XML, where
@@ -56,6 +61,18 @@ struct ev_rec {
 	uint16_t domain;        /* index into domains, 0 = none */
 	uint8_t type;
 	uint8_t inline_call;
+};
+
+/*
+ * Events are kept in fixed-size chunks, so recording one never copies the
+ * ones before it (a growing array would, under the lock, in a worker).
+ */
+#define EV_CHUNK 2048
+
+struct ev_chunk {
+	struct ev_chunk *next;
+	size_t n;
+	struct ev_rec ev[EV_CHUNK];
 };
 
 struct label_rec {
@@ -98,8 +115,8 @@ static struct {
 	uint64_t enable_ns;
 	uint32_t main_thread;   /* serial of the thread that enabled tracing */
 
-	struct ev_rec *ev;
-	size_t n_ev, cap_ev;
+	struct ev_chunk *ev_first, *ev_last;
+	size_t n_ev;
 	struct label_rec *labels;
 	size_t n_labels, cap_labels;
 	struct phase_rec *phases;
@@ -206,10 +223,24 @@ void ap_trace_record_event(const struct async_trace_event *ev)
 		pthread_mutex_unlock(&rec.lock);
 		return;
 	}
-	if (!GROW(rec.ev, rec.n_ev, rec.cap_ev)) {
+	if (!rec.ev_last || rec.ev_last->n == EV_CHUNK) {
+		struct ev_chunk *c = malloc(sizeof(*c));
+
+		if (c) {
+			c->next = NULL;
+			c->n = 0;
+			if (rec.ev_last)
+				rec.ev_last->next = c;
+			else
+				rec.ev_first = c;
+			rec.ev_last = c;
+		}
+	}
+	if (!rec.ev_last || rec.ev_last->n == EV_CHUNK) {
 		rec.dropped++;
 	} else {
-		rec.ev[rec.n_ev++] = (struct ev_rec){
+		rec.n_ev++;
+		rec.ev_last->ev[rec.ev_last->n++] = (struct ev_rec){
 			.t = ev->time_ns,
 			.cookie = ev->cookie,
 			.target = ev->target,
@@ -375,21 +406,26 @@ void ap_trace_reset(void)
 		free(rec.names[i]);
 	for (i = 1; i < rec.n_domains; i++)
 		free(rec.domains[i].name);
-	free(rec.ev);
+	while (rec.ev_first) {
+		struct ev_chunk *next = rec.ev_first->next;
+
+		free(rec.ev_first);
+		rec.ev_first = next;
+	}
+	rec.ev_last = NULL;
 	free(rec.labels);
 	free(rec.phases);
 	free(rec.marks);
 	free(rec.metas);
 	free(rec.names);
 	free(rec.domains);
-	rec.ev = NULL;
 	rec.labels = NULL;
 	rec.phases = NULL;
 	rec.marks = NULL;
 	rec.metas = NULL;
 	rec.names = NULL;
 	rec.domains = NULL;
-	rec.n_ev = rec.cap_ev = rec.n_labels = rec.cap_labels = 0;
+	rec.n_ev = rec.n_labels = rec.cap_labels = 0;
 	rec.n_phases = rec.cap_phases = rec.n_marks = rec.cap_marks = 0;
 	rec.n_metas = rec.cap_metas = rec.n_names = rec.cap_names = 0;
 	rec.n_domains = rec.cap_domains = 0;
@@ -417,7 +453,9 @@ struct mwait {
 	uint64_t t0, t1;
 	uint32_t thread;
 	uint32_t tid;
+	uint16_t domain;
 	bool unfinished;
+	async_cookie_t released_by;     /* the call whose end let it return, 0 unknown */
 };
 
 struct mmark {
@@ -439,6 +477,8 @@ struct mcall {
 	bool has_sched, has_start, has_end, inline_call;
 	size_t phase_first, phase_count;
 	size_t wait_first, wait_count;
+	uint64_t crit_ns;               /* time on the critical path */
+	uint64_t crit_queued_ns;        /* ... of which queued */
 };
 
 struct model {
@@ -465,6 +505,7 @@ struct model {
 	size_t n_calls;
 	size_t program_phases;          /* phases with cookie 0: phases[0..n) */
 	size_t program_waits;           /* waits with cookie 0: waits[0..n) */
+	uint64_t crit_program_ns;       /* critical path before the first call */
 	uint64_t dropped;
 	struct ap_trace_summary sum;
 };
@@ -574,7 +615,17 @@ static int model_copy(struct model *m, struct phase_rec **ret_phases, struct mar
 	m->n_metas = rec.n_metas;
 	m->n_names = rec.n_names;
 	m->n_domains = rec.n_domains;
-	m->ev = dup_array(rec.ev, rec.n_ev, sizeof(*rec.ev));
+	if (rec.n_ev) {
+		m->ev = malloc(rec.n_ev * sizeof(*m->ev));
+		if (m->ev) {
+			size_t at = 0;
+
+			for (const struct ev_chunk *c = rec.ev_first; c; c = c->next) {
+				memcpy(m->ev + at, c->ev, c->n * sizeof(*c->ev));
+				at += c->n;
+			}
+		}
+	}
 	m->labels = dup_array(rec.labels, rec.n_labels, sizeof(*rec.labels));
 	ph = dup_array(rec.phases, rec.n_phases, sizeof(*rec.phases));
 	mk = dup_array(rec.marks, rec.n_marks, sizeof(*rec.marks));
@@ -704,6 +755,142 @@ static int model_sweep(struct model *m, void (*emit)(void *ud, uint64_t t, unsig
 	return 0;
 }
 
+/*
+ * Which call each wait waited for: a synchronization returns when every
+ * call before its target has ended, so the one of those that ended last
+ * released it.  Global waits use a running maximum over cookie order;
+ * waits in a domain look at that domain's calls only.
+ */
+static int model_blame(struct model *m)
+{
+	_cleanup_free_ size_t *latest = NULL;       /* per call: index of the latest end so far */
+	size_t i, j, n;
+
+	if (!m->n_calls || !m->n_waits)
+		return 0;
+	latest = malloc(m->n_calls * sizeof(*latest));
+	if (!latest)
+		return -ENOMEM;
+	for (i = 0; i < m->n_calls; i++) {
+		const struct mcall *c = &m->calls[i];
+
+		latest[i] = i > 0 ? latest[i - 1] : SIZE_MAX;
+		if (!c->has_start)
+			continue;
+		if (latest[i] == SIZE_MAX || c->end > m->calls[latest[i]].end)
+			latest[i] = i;
+	}
+	for (j = 0; j < m->n_waits; j++) {
+		struct mwait *w = &m->waits[j];
+		size_t lo = 0, hi = m->n_calls, best = SIZE_MAX;
+
+		/* n = calls with a cookie below the target */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (m->calls[mid].cookie < w->target)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		n = lo;
+		if (!n)
+			continue;
+		if (!w->domain) {
+			best = latest[n - 1];
+		} else {
+			for (i = 0; i < n; i++) {
+				const struct mcall *c = &m->calls[i];
+
+				if (c->has_start && c->domain == w->domain &&
+				    (best == SIZE_MAX || c->end > m->calls[best].end))
+					best = i;
+			}
+		}
+		if (best != SIZE_MAX && m->calls[best].cookie != w->cookie)
+			w->released_by = m->calls[best].cookie;
+	}
+	return 0;
+}
+
+/* The innermost call running on @tid at @t, other than @not. */
+static struct mcall *call_at(struct model *m, uint32_t tid, uint64_t t, const struct mcall *not)
+{
+	struct mcall *best = NULL;
+	size_t i;
+
+	for (i = 0; i < m->n_calls; i++) {
+		struct mcall *c = &m->calls[i];
+
+		if (c == not || !c->has_start || c->tid != tid || c->start > t || c->end < t)
+			continue;
+		if (!best || c->start >= best->start)
+			best = c;
+	}
+	return best;
+}
+
+/*
+ * The critical path, walked back from the call that ended last: a call's
+ * own time back to the end of its latest sync wait, then the call that
+ * released that wait; or, without a wait, its run and its time queued,
+ * then the call that scheduled it (the one running on the scheduling
+ * thread then).  What is left before the first call is the program's.
+ * Each call is credited with its stretches; they add up to the span.
+ */
+static void model_critical(struct model *m)
+{
+	struct mcall *cur = NULL;
+	size_t i, steps = 0;
+	uint64_t t;
+
+	for (i = 0; i < m->n_calls; i++)
+		if (m->calls[i].has_start && (!cur || m->calls[i].end > cur->end))
+			cur = &m->calls[i];
+	if (!cur)
+		return;
+	t = cur->end;
+	m->sum.critical_ns = t;
+	while (cur && steps++ < 4 * m->n_calls + 4) {
+		const struct mwait *w = NULL;
+		struct mcall *next;
+		size_t j;
+
+		/* the latest wait that ended by t, released by another call */
+		for (j = cur->wait_first; j < cur->wait_first + cur->wait_count; j++) {
+			const struct mwait *x = &m->waits[j];
+
+			if (x->released_by && x->t1 <= t && x->t1 > x->t0)
+				w = x;
+		}
+		if (w) {
+			next = find_call(m, w->released_by);
+			if (next && next->has_start && next->end > w->t0) {
+				uint64_t resume = next->end < w->t1 ? next->end : w->t1;
+
+				cur->crit_ns += t - resume;
+				t = resume;
+				cur = next;
+				continue;
+			}
+		}
+		/* no wait held it back: its run, its queueing, its scheduler */
+		if (t > cur->start)
+			cur->crit_ns += t - cur->start;
+		t = cur->start < t ? cur->start : t;
+		if (cur->has_sched && cur->sched < t) {
+			cur->crit_ns += t - cur->sched;
+			cur->crit_queued_ns += t - cur->sched;
+			t = cur->sched;
+		}
+		next = cur->has_sched ? call_at(m, cur->sched_tid, t, cur) : NULL;
+		cur = next;
+	}
+	m->crit_program_ns = t;
+	for (i = 0; i < m->n_calls; i++)
+		m->sum.critical_calls += m->calls[i].crit_ns > 0;
+}
+
 static int model_build(struct model *m)
 {
 	_cleanup_free_ struct phase_rec *ph = NULL;
@@ -821,6 +1008,7 @@ static int model_build(struct model *m)
 			open[n_open++] = (struct mwait){
 				.cookie = e->cookie, .target = e->target, .t0 = t,
 				.thread = e->thread, .tid = tid_of(m, e->thread, e->worker),
+				.domain = e->domain,
 			};
 			break;
 		case ASYNC_TRACE_SYNC_END:
@@ -965,6 +1153,11 @@ static int model_build(struct model *m)
 				c->tid = c->sched_tid;
 		}
 	}
+
+	r = model_blame(m);
+	if (r < 0)
+		goto fail;
+	model_critical(m);
 
 	/* The figures. */
 	m->sum.base_ns = m->base;
@@ -1315,6 +1508,8 @@ static void json_wait(struct json_ctx *j, const struct mwait *w, const struct sl
 		fprintf(f, ",\"cat\":\"sync\",\"name\":\"sync-wait c%" PRIu64 "\"", w->target);
 	fprintf(f, ",\"args\":{\"cookie\":%" PRIu64 ",\"target\":", w->cookie);
 	put_cookie_target(f, w->target);
+	if (w->released_by)
+		fprintf(f, ",\"released_by\":%" PRIu64, w->released_by);
 	if (w->unfinished)
 		fputs(",\"unfinished\":true", f);
 	fputs("}}", f);
@@ -1403,6 +1598,37 @@ static void put_breakdown(FILE *f, const struct model *m)
 		put_stat(f, kinds[i], i == 0, n, total, max);
 	}
 	fputc('}', f);
+}
+
+/* The calls on the critical path, longest first (at most 10). */
+static void put_critical(FILE *f, const struct model *m)
+{
+	_cleanup_free_ bool *done = NULL;
+	size_t i, best;
+	int shown;
+
+	fprintf(f, ",\"critical_path_ms\":%.3f,\"critical_path_calls\":%u,\"program_ms\":%.3f"
+		",\"critical_path\":[", (double)m->sum.critical_ns / 1e6, m->sum.critical_calls,
+		(double)m->crit_program_ns / 1e6);
+	if (m->n_calls)
+		done = calloc(m->n_calls, sizeof(*done));
+	for (shown = 0; done && shown < 10; shown++) {
+		best = SIZE_MAX;
+		for (i = 0; i < m->n_calls; i++)
+			if (!done[i] && m->calls[i].crit_ns &&
+			    (best == SIZE_MAX || m->calls[i].crit_ns > m->calls[best].crit_ns))
+				best = i;
+		if (best == SIZE_MAX)
+			break;
+		done[best] = true;
+		fprintf(f, "%s{\"cookie\":%" PRIu64 ",\"kind\":", shown ? "," : "", m->calls[best].cookie);
+		put_json_str(f, m->calls[best].kind);
+		fputs(",\"label\":", f);
+		put_json_str(f, m->calls[best].label);
+		fprintf(f, ",\"ms\":%.3f,\"queued_ms\":%.3f}", (double)m->calls[best].crit_ns / 1e6,
+			(double)m->calls[best].crit_queued_ns / 1e6);
+	}
+	fputc(']', f);
 }
 
 static int write_chrome(FILE *f, const struct model *m)
@@ -1508,22 +1734,26 @@ static int write_chrome(FILE *f, const struct model *m)
 		}
 	}
 
-	/* Schedules: an instant on the scheduling track, a flow to the start. */
+	/*
+	 * Schedules: an instant on the scheduling track, a flow to the start.
+	 * All in category "call": some viewers bind a flow to the event of
+	 * its category, thread and timestamp, others to the enclosing slice.
+	 */
 	for (i = 0; i < m->n_calls; i++) {
 		const struct mcall *c = &m->calls[i];
 
 		if (!c->has_sched)
 			continue;
 		ev_begin(&j, "i", c->sched_tid, c->sched);
-		fprintf(f, ",\"s\":\"t\",\"cat\":\"schedule\",\"name\":\"schedule c%" PRIu64
+		fprintf(f, ",\"s\":\"t\",\"cat\":\"call\",\"name\":\"schedule c%" PRIu64
 			"\",\"args\":{\"cookie\":%" PRIu64 ",\"inline\":%s}}",
 			c->cookie, c->cookie, c->inline_call ? "true" : "false");
 		if (!c->has_start || c->inline_call)
 			continue;
 		ev_begin(&j, "s", c->sched_tid, c->sched);
-		fprintf(f, ",\"cat\":\"schedule\",\"name\":\"queued\",\"id\":%" PRIu64 "}", c->cookie);
+		fprintf(f, ",\"cat\":\"call\",\"name\":\"queued\",\"id\":%" PRIu64 "}", c->cookie);
 		ev_begin(&j, "f", c->tid, c->start);
-		fprintf(f, ",\"bp\":\"e\",\"cat\":\"schedule\",\"name\":\"queued\",\"id\":%" PRIu64 "}",
+		fprintf(f, ",\"bp\":\"e\",\"cat\":\"call\",\"name\":\"queued\",\"id\":%" PRIu64 "}",
 			c->cookie);
 	}
 
@@ -1556,6 +1786,7 @@ static int write_chrome(FILE *f, const struct model *m)
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		fprintf(f, ",\"peak_rss_kib\":%ld", ru.ru_maxrss);
 	put_breakdown(f, m);
+	put_critical(f, m);
 	fputs(",\"marks\":{", f);
 	for (i = 0; i < m->n_marks; i++) {
 		/* the first time of each mark name */
@@ -1781,6 +2012,10 @@ static void svg_call_text(FILE *f, const struct model *m, const struct mcall *c,
 	} else {
 		fprintf(f, "\nfrom its phases: %s", dur);
 	}
+	if (c->crit_ns) {
+		fmt_dur(buf, sizeof(buf), c->crit_ns);
+		fprintf(f, "\non the critical path for %s", buf);
+	}
 	for (j = c->phase_first; j < c->phase_first + c->phase_count; j++) {
 		const struct mphase *p = &m->phases[j];
 
@@ -1797,6 +2032,15 @@ static void svg_call_text(FILE *f, const struct model *m, const struct mcall *c,
 			fprintf(f, "\nsync-wait full %s", buf);
 		else
 			fprintf(f, "\nsync-wait c%" PRIu64 " %s", w->target, buf);
+		if (w->released_by) {
+			const struct mcall *b = find_call((struct model *)m, w->released_by);
+
+			fprintf(f, ", until c%" PRIu64 " ", w->released_by);
+			put_xml(f, b ? b->kind : "", 24);
+			fputc(' ', f);
+			put_xml(f, b ? b->label : "", 72);
+			fputs(" ended", f);
+		}
 	}
 	fputs("</title>", f);
 
@@ -1823,6 +2067,11 @@ static void svg_call_text(FILE *f, const struct model *m, const struct mcall *c,
 	}
 	if (c->has_start && !c->has_end)
 		fputs(" unfinished", t);
+	if (c->crit_ns && c->crit_ns * 20 >= m->sum.critical_ns) {
+		/* a twentieth or more of the critical path */
+		fmt_dur(buf, sizeof(buf), c->crit_ns);
+		fprintf(t, " \xc2\xb7 critical %s", buf);
+	}
 	if (fclose(t) != 0 || !text) {
 		free(text);
 		fputs("/>", f);
@@ -1852,6 +2101,8 @@ static int write_svg(FILE *f, const struct model *m, const char *title)
 		unsigned int line;
 	} legend[K_FIXED + N_EXTRA] = { { NULL } };
 	unsigned int legend_lines = 1;
+	double legend_y;
+	uint64_t total;
 	int r = 0;
 	char buf[64], dur[32];
 
@@ -1905,7 +2156,8 @@ static int write_svg(FILE *f, const struct model *m, const char *title)
 		legend[k].line = legend_lines - 1;
 		lx += w;
 	}
-	g.top = 118 + 16.0 * (legend_lines - 1) + (m->n_marks ? 28 : 0);
+	legend_y = m->sum.critical_calls ? 94 : 76;
+	g.top = legend_y + 42 + 16.0 * (legend_lines - 1) + (m->n_marks ? 28 : 0);
 	g.bands = rows > BAND_ROWS + 10;
 	chart_h = rows ? row_y(&g, rows - 1) + g.row_h - g.top : 0;
 	width = X0 + PLOT_W + LABEL_W;
@@ -1941,8 +2193,11 @@ static int write_svg(FILE *f, const struct model *m, const char *title)
 	fprintf(f, "<text class=\"head\" x=\"16\" y=\"46\">total %s \xc2\xb7 %u calls", dur, m->sum.calls);
 	if (m->sum.inline_calls)
 		fprintf(f, " (%u inline)", m->sum.inline_calls);
-	fprintf(f, " \xc2\xb7 %u worker%s \xc2\xb7 peak %u running \xc2\xb7 mode ",
-		m->sum.workers, m->sum.workers == 1 ? "" : "s", m->sum.peak_running);
+	if (m->sum.workers)
+		fprintf(f, " \xc2\xb7 %u worker%s", m->sum.workers, m->sum.workers == 1 ? "" : "s");
+	else
+		fputs(" \xc2\xb7 no workers", f);
+	fprintf(f, " \xc2\xb7 peak %u running \xc2\xb7 mode ", m->sum.peak_running);
 	put_xml(f, model_mode(m), 40);
 	if (m->sum.waits) {
 		fmt_dur(buf, sizeof(buf), m->sum.wait_ns);
@@ -1970,15 +2225,42 @@ static int write_svg(FILE *f, const struct model *m, const char *title)
 	}
 	fprintf(f, "%st = 0 at %.3f s monotonic</text>\n", j ? " \xc2\xb7 " : "", (double)m->base / 1e9);
 
+	/* The critical path: the three calls longest on it. */
+	if (m->sum.critical_calls) {
+		_cleanup_free_ bool *done = calloc(m->n_calls, sizeof(bool));
+
+		fmt_dur(dur, sizeof(dur), m->sum.critical_ns);
+		fprintf(f, "<text class=\"head\" x=\"16\" y=\"82\">critical path %s over %u call%s", dur,
+			m->sum.critical_calls, m->sum.critical_calls == 1 ? "" : "s");
+		for (k = 0; done && k < 3; k++) {
+			size_t best = SIZE_MAX;
+
+			for (i = 0; i < m->n_calls; i++)
+				if (!done[i] && m->calls[i].crit_ns &&
+				    (best == SIZE_MAX || m->calls[i].crit_ns > m->calls[best].crit_ns))
+					best = i;
+			if (best == SIZE_MAX)
+				break;
+			done[best] = true;
+			fmt_dur(buf, sizeof(buf), m->calls[best].crit_ns);
+			fprintf(f, "%s c%" PRIu64 " ", k ? "," : ":", m->calls[best].cookie);
+			put_xml(f, m->calls[best].kind, 24);
+			fputc(' ', f);
+			put_xml(f, m->calls[best].label, 48);
+			fprintf(f, " %s", buf);
+		}
+		fputs("</text>\n", f);
+	}
+
 	/* Legend. */
 	fputs("<g class=\"legend\">", f);
 	for (k = 0; k < n_classes; k++) {
 		if (!legend[k].text)
 			continue;
 		fprintf(f, "<rect class=\"k%zu\" x=\"%.0f\" y=\"%.0f\" width=\"12\" height=\"12\"/>",
-			k, legend[k].x, 76 + 16.0 * legend[k].line);
+			k, legend[k].x, legend_y + 16.0 * legend[k].line);
 		fprintf(f, "<text x=\"%.0f\" y=\"%.0f\">%s</text>", legend[k].x + 16,
-			86 + 16.0 * legend[k].line, legend[k].text);
+			legend_y + 10 + 16.0 * legend[k].line, legend[k].text);
 	}
 	fputs("</g>\n", f);
 
@@ -2036,8 +2318,11 @@ static int write_svg(FILE *f, const struct model *m, const char *title)
 			if (sx(&g, m->waits[i].t1) > tx)
 				tx = sx(&g, m->waits[i].t1);
 		}
-		fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">program (outside calls)</text></g>\n",
-			tx + 4, y + g.row_h - 5);
+		for (i = 0, total = 0; i < m->program_waits; i++)
+			total += m->waits[i].t1 - m->waits[i].t0;
+		fmt_dur(buf, sizeof(buf), total);
+		fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">program, outside calls: %s in sync waits</text></g>\n",
+			tx + 4, y + g.row_h - 5, buf);
 		row++;
 	}
 

@@ -5,6 +5,25 @@
  * file (Perfetto, chrome://tracing) and an SVG boot timeline in the manner
  * of systemd-analyze plot.  Thread-safe; cheap when not enabled.
  *
+ * The Chrome file (JSON object format) has one track per thread: tid 0 is
+ * the thread that enabled tracing, tid N is libasync worker N, other
+ * threads are 100000 and up.  Calls are complete events ("X", category
+ * "call", named "c<cookie> <kind> <label>", args cookie, kind, label,
+ * domain, inline, worker, queued_us), with their phases (category "phase")
+ * and sync waits (category "sync", "sync-wait c<target>" or "sync-wait
+ * full", args target and released_by) nested inside; schedules are
+ * instants plus flow events to the start; marks are instants (category
+ * "mark"); a counter "calls" gives queued and running over time.  Its
+ * "otherData" sums the run up for benchmarks: mode, base_monotonic_ns
+ * (time 0; marks plus this are uptimes when CLOCK_MONOTONIC is), span_ms,
+ * calls, started, finished, inline_calls, workers, peak_running,
+ * peak_queued, events, waits, wait_ms, queued_ms, dropped, peak_rss_kib
+ * (at writing), phases{name: count, total_ms, max_ms} (sync waits inside
+ * calls as "sync-wait"), kinds{kind: count, total_ms, max_ms},
+ * critical_path_ms, critical_path_calls, program_ms, critical_path[] (the
+ * calls longest on it: cookie, kind, label, ms, queued_ms), marks{what:
+ * ms} (first of each) and meta{}.
+ *
  * Every function may be called from any thread at any time, except that
  * ap_trace_reset() must not race with the writers (call it when no other
  * thread uses the trace).  Times are CLOCK_MONOTONIC nanoseconds
@@ -69,6 +88,8 @@ struct ap_trace_summary {
 	uint64_t waits;             /* synchronize waits (begin/end pairs) */
 	uint64_t wait_ns;           /* their total duration */
 	uint64_t queued_ns;         /* total time calls spent queued */
+	uint64_t critical_ns;       /* length of the critical path (to the last end) */
+	unsigned int critical_calls;        /* calls on it */
 	uint64_t dropped;           /* records lost to allocation failure */
 };
 int ap_trace_get_summary(struct ap_trace_summary *ret);

@@ -4,9 +4,9 @@
 set -u
 b=${top_builddir:-.}/tests/fuzz
 c=${top_srcdir:-.}/tests/fuzz/corpus
-echo "1..2"
+echo "1..3"
 n=0
-for t in encode names; do
+for t in encode names cmdline; do
 	n=$((n + 1))
 	if out=$("$b/fuzz-$t-replay" "$c/$t" 2>"$b/fuzz-$t-replay.err"); then
 		echo "ok $n - fuzz-$t: $out, invariants held"

@@ -4,7 +4,7 @@
 # Short libFuzzer runs of every target (build with
 #   CC=clang ./configure --enable-fuzz --disable-shared && make).
 #
-#   tests/fuzz/run-fuzz.sh [SECONDS]      default 60 per target
+#   tests/fuzz/run-fuzz.sh [SECONDS [TARGET...]]   default 60 s, all targets
 #
 # The seed corpus is copied to a temporary directory, so the source tree is
 # never written; new inputs that found coverage are left there and their
@@ -13,10 +13,12 @@
 # 3600, or run a target by hand with -jobs=N -workers=N.
 set -u
 secs=${1:-${FUZZ_SECONDS:-60}}
+shift $(( $# > 0 ? 1 : 0 ))
+targets=${*:-encode names cmdline}
 b=${top_builddir:-.}/tests/fuzz
 c=${top_srcdir:-$(dirname "$0")/../..}/tests/fuzz/corpus
 status=0
-for t in encode names; do
+for t in $targets; do
 	bin="$b/fuzz-$t"
 	if [ ! -x "$bin" ]; then
 		echo "run-fuzz: $bin not built (configure --enable-fuzz with CC=clang)" >&2

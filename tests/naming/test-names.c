@@ -427,6 +427,31 @@ static void test_ahci_vpd_t10(void **state)
 				  "disk/by-diskseq/10"));
 }
 
+/* an ATAPI DVD drive on AHCI: IDENTIFY PACKET words from libata's sysfs copy */
+static void test_atapi(void **state)
+{
+	char *sr, *id;
+
+	dev_add("pci", "pci0000:00/0000:00:1f.2", NONE, NONE);
+	dev_add(NULL, "pci0000:00/0000:00:1f.2/ata2", NONE, NONE);
+	dev_add("ata_port", "pci0000:00/0000:00:1f.2/ata2/ata_port/ata2", L("port_no", "2"), NONE);
+	dev_add("scsi", "pci0000:00/0000:00:1f.2/ata2/host1", NONE, L("DEVTYPE", "scsi_host"));
+	dev_add("scsi", "pci0000:00/0000:00:1f.2/ata2/host1/target1:0:0", NONE, L("DEVTYPE", "scsi_target"));
+	dev_add("scsi", "pci0000:00/0000:00:1f.2/ata2/host1/target1:0:0/1:0:0:0",
+		L("vendor", "HL-DT-ST", "model", "DVDRAM GH24NSD1 ", "type", "5", "scsi_level", "6"),
+		L("DEVTYPE", "scsi_device"));
+	dev_add(NULL, "pci0000:00/0000:00:1f.2/ata2/link2", NONE, NONE);
+	dev_add(NULL, "pci0000:00/0000:00:1f.2/ata2/link2/dev2.0", NONE, NONE);
+	id = identify_text("HL-DT-ST DVDRAM GH24NSD1", "K1234567890", 0);
+	dev_add("ata_device", "pci0000:00/0000:00:1f.2/ata2/link2/dev2.0/ata_device/dev2.0", L("id", id), NONE);
+	g_free(id);
+	sr = dev_add("block", "pci0000:00/0000:00:1f.2/ata2/host1/target1:0:0/1:0:0:0/block/sr0", NONE,
+		     L("DEVTYPE", "disk", "MAJOR", "11", "MINOR", "0"));
+	check_names(sr, NULL, L("disk/by-id/ata-HL-DT-ST_DVDRAM_GH24NSD1_K1234567890",
+				"disk/by-path/pci-0000:00:1f.2-ata-2.0",
+				"disk/by-path/pci-0000:00:1f.2-ata-2"));
+}
+
 /* a SCSI disk under @hostdir (relative to /sys/devices) */
 static char *scsi_disk(const char *hostdir, unsigned h, unsigned c, unsigned t, unsigned lun,
 		       const char *vendor, const char *model, const char *name, char **ret_scsidev)
@@ -602,6 +627,34 @@ static void test_nvme(void **state)
 				 "disk/by-partuuid/5e2ab0c3-02"));
 }
 
+/* native NVMe multipath (Debian 12's default): the namespace is virtual, the path is the controller's */
+static void test_nvme_multipath(void **state)
+{
+	char *disk, *part;
+
+	dev_add("pci", "pci0000:00/0000:00:1d.0", NONE, NONE);
+	dev_add("pci", "pci0000:00/0000:00:1d.0/0000:3d:00.0", NONE, NONE);
+	dev_add("nvme", "pci0000:00/0000:00:1d.0/0000:3d:00.0/nvme/nvme0",
+		L("serial", "S5GXNX0R123456      ", "model", "Samsung SSD 980 PRO 1TB                 "), NONE);
+	dev_add("nvme-subsystem", "virtual/nvme-subsystem/nvme-subsys0",
+		L("serial", "S5GXNX0R123456      ", "model", "Samsung SSD 980 PRO 1TB                 ",
+		  "firmware_rev", "5B2QGXA7"),
+		NONE);
+	disk = dev_add("block", "virtual/nvme-subsystem/nvme-subsys0/nvme0n1",
+		       L("wwid", "eui.0025385b71b0a5c1", "nsid", "1"),
+		       L("DEVTYPE", "disk", "MAJOR", "259", "MINOR", "0"));
+	check_names(disk, NULL, L("disk/by-id/nvme-eui.0025385b71b0a5c1",
+				  "disk/by-id/nvme-Samsung_SSD_980_PRO_1TB_S5GXNX0R123456",
+				  "disk/by-id/nvme-Samsung_SSD_980_PRO_1TB_S5GXNX0R123456_1",
+				  "disk/by-path/pci-0000:3d:00.0-nvme-1"));
+	part = dev_add("block", "virtual/nvme-subsystem/nvme-subsys0/nvme0n1/nvme0n1p1", L("partition", "1"),
+		       L("DEVTYPE", "partition", "MAJOR", "259", "MINOR", "1"));
+	check_names(part, NULL, L("disk/by-id/nvme-eui.0025385b71b0a5c1-part1",
+				  "disk/by-id/nvme-Samsung_SSD_980_PRO_1TB_S5GXNX0R123456-part1",
+				  "disk/by-id/nvme-Samsung_SSD_980_PRO_1TB_S5GXNX0R123456_1-part1",
+				  "disk/by-path/pci-0000:3d:00.0-nvme-1-part1"));
+}
+
 /* NVMe with double spaces and a '/' in the model: each becomes its own '_' (#19309) */
 static void test_nvme_replace(void **state)
 {
@@ -690,6 +743,26 @@ static void test_usb(void **state)
 				  "disk/by-path/pci-0000:00:14.0-usb-0:2:1.0-scsi-0:0:0:0"));
 }
 
+/* eMMC: mmc-<name>_<serial>; boot areas are disks of their own */
+static void test_mmc(void **state)
+{
+	char *disk, *boot, *part;
+
+	dev_add("pci", "pci0000:00/0000:00:1a.0", NONE, NONE);
+	dev_add("mmc_host", "pci0000:00/0000:00:1a.0/mmc_host/mmc0", NONE, NONE);
+	dev_add("mmc", "pci0000:00/0000:00:1a.0/mmc_host/mmc0/mmc0:0001",
+		L("name", "DG4016", "serial", "0x1a2b3c4d", "type", "MMC"), NONE);
+	disk = dev_add("block", "pci0000:00/0000:00:1a.0/mmc_host/mmc0/mmc0:0001/block/mmcblk0", L("diskseq", "5"),
+		       L("DEVTYPE", "disk", "MAJOR", "179", "MINOR", "0", "DISKSEQ", "5"));
+	boot = dev_add("block", "pci0000:00/0000:00:1a.0/mmc_host/mmc0/mmc0:0001/block/mmcblk0boot1",
+		       L("diskseq", "6"), L("DEVTYPE", "disk", "MAJOR", "179", "MINOR", "16", "DISKSEQ", "6"));
+	part = dev_add("block", "pci0000:00/0000:00:1a.0/mmc_host/mmc0/mmc0:0001/block/mmcblk0/mmcblk0p1",
+		       L("partition", "1"), L("DEVTYPE", "partition", "MAJOR", "179", "MINOR", "1"));
+	check_names(disk, NULL, L("disk/by-id/mmc-DG4016_0x1a2b3c4d", "disk/by-diskseq/5"));
+	check_names(part, NULL, L("disk/by-id/mmc-DG4016_0x1a2b3c4d-part1"));
+	check_names(boot, NULL, L("disk/by-diskseq/6"));
+}
+
 int main(int argc, char **argv)
 {
 	int r;
@@ -702,9 +775,12 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_virtio_blk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nvme, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nvme_replace, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nvme_multipath, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_loop_and_usage, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_whole_disk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_usb, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mmc, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_atapi, setup, teardown),
 	};
 
 #if defined(__SANITIZE_THREAD__)

@@ -4,6 +4,7 @@
 
   check-trace.py chrome FILE.json [options]
   check-trace.py svg FILE.svg [options]
+  check-trace.py summary FILE.json     one JSON line of figures, then a table
 
 Exit status 0 when the file is valid and meets the expectations, 1 with a
 reason on stderr otherwise.
@@ -300,9 +301,25 @@ def check_svg(path, args, exp):
     print("%s: %d bars, %.0fx%.0f" % (path, len(cookies), width, height), file=sys.stderr)
 
 
+def summary(path):
+    """The figures of a trace, for benchmarks and people."""
+    with open(path, encoding="utf-8") as f:
+        other = json.load(f).get("otherData", {})
+    keys = ("mode", "span_ms", "calls", "workers", "peak_running", "queued_ms",
+            "wait_ms", "critical_path_ms", "peak_rss_kib", "marks")
+    print(json.dumps({k: other.get(k) for k in keys}, sort_keys=False))
+    print("%-34s %8s %10s %10s" % ("phase", "count", "total ms", "max ms"))
+    for name, st in sorted(other.get("phases", {}).items(), key=lambda kv: -kv[1]["total_ms"]):
+        print("%-34s %8d %10.3f %10.3f" % (name[:34], st["count"], st["total_ms"], st["max_ms"]))
+    print("%-34s %8s %10s" % ("critical path", "ms", "queued ms"))
+    for e in other.get("critical_path", []):
+        name = "c%d %s %s" % (e["cookie"], e["kind"], e["label"])
+        print("%-34s %8.3f %10.3f" % (name[:34], e["ms"], e["queued_ms"]))
+
+
 def main():
     p = argparse.ArgumentParser(description="validate asyncprobe trace outputs")
-    p.add_argument("format", choices=("chrome", "svg"))
+    p.add_argument("format", choices=("chrome", "svg", "summary"))
     p.add_argument("file")
     p.add_argument("--expect")
     p.add_argument("--calls", type=int)
@@ -312,7 +329,9 @@ def main():
     p.add_argument("--all-inline", action="store_true")
     args = p.parse_args()
     exp = read_expect(args.expect)
-    if args.format == "chrome":
+    if args.format == "summary":
+        summary(args.file)
+    elif args.format == "chrome":
         check_chrome(args.file, args, exp)
     else:
         check_svg(args.file, args, exp)

@@ -32,11 +32,19 @@ t() {
 	fi
 }
 
-echo "1..12"
+echo "1..13"
 # the demo machine: 20 calls; --disks 4 adds a controller and 4 disks with a partition each
 t "concurrent run written" "$demo" "$tmp/c.svg" "$tmp/c.json"
 t "concurrent trace is valid, several workers" python3 "$check" chrome "$tmp/c.json" --calls 20 --min-workers 2
 t "concurrent plot has 20 bars in cookie order" python3 "$check" svg "$tmp/c.svg" --calls 20
+summary_ok() {
+	python3 "$check" summary "$tmp/c.json" >"$tmp/sum" &&
+	head -n 1 "$tmp/sum" | python3 -c '
+import json, sys
+d = json.loads(sys.stdin.readline())
+assert d["calls"] == 20 and d["critical_path_ms"] > 0 and "root found" in d["marks"], d'
+}
+t "summary of the concurrent trace: figures and critical path" summary_ok
 t "sequential run written" "$demo" --sequential --disks 4 "$tmp/s.svg" "$tmp/s.json"
 t "sequential trace is valid, everything inline" python3 "$check" chrome "$tmp/s.json" --calls 29 --all-inline
 t "sequential plot has 29 bars" python3 "$check" svg "$tmp/s.svg" --calls 29

@@ -254,6 +254,9 @@ static void test_known_run(void **state)
 	assert_int_equal(s.queued_ns, 473000);
 	assert_int_equal(s.peak_running, 2);
 	assert_int_equal(s.peak_queued, 3);
+	/* what held up the end: c3 queued behind c1 (448 us) and its run (140 us) */
+	assert_int_equal(s.critical_ns - (base - s.base_ns), 600000);
+	assert_int_equal(s.critical_calls, 1);
 	assert_int_equal(s.dropped, 0);
 	assert_true(s.base_ns <= base);
 	assert_int_equal(s.span_ns - (base - s.base_ns), 610000);
@@ -263,6 +266,41 @@ static void test_known_run(void **state)
 	write_known_expect(tmp("known.expect"));
 	CHECK_OK("chrome", tmp("known.json"), tmp("known.expect"), "--calls", "4");
 	CHECK_OK("svg", tmp("known.svg"), tmp("known.expect"), "--calls", "4");
+}
+
+/*
+ * c3 waits for c2, which waits for c1, the slow one: the critical path is
+ * c1's 100 us, then the 5 us each of c2 and c3 spend after their waits.
+ */
+static void test_critical_path(void **state)
+{
+	struct ap_trace_summary s;
+	char *json;
+	int i;
+
+	for (i = 1; i <= 3; i++) {
+		ev(ASYNC_TRACE_SCHEDULE, i, 0, 0, 0, false);
+		ev(ASYNC_TRACE_START, i, 0, 0, i, false);
+	}
+	ev(ASYNC_TRACE_SYNC_BEGIN, 3, 3, 5, 3, false);
+	ev(ASYNC_TRACE_SYNC_BEGIN, 2, 2, 10, 2, false);
+	ev(ASYNC_TRACE_END, 1, 0, 100, 1, false);
+	ev(ASYNC_TRACE_SYNC_END, 2, 2, 101, 2, false);
+	ev(ASYNC_TRACE_END, 2, 0, 105, 2, false);
+	ev(ASYNC_TRACE_SYNC_END, 3, 3, 106, 3, false);
+	ev(ASYNC_TRACE_END, 3, 0, 110, 3, false);
+	assert_int_equal(ap_trace_get_summary(&s), 0);
+	assert_int_equal(s.critical_ns - (base - s.base_ns), 110000);
+	assert_int_equal(s.critical_calls, 3);
+	assert_int_equal(ap_trace_write_chrome(tmp("crit.json")), 0);
+	json = slurp(tmp("crit.json"));
+	/* longest first, and each wait names the call that released it */
+	assert_non_null(strstr(json, "\"critical_path\":[{\"cookie\":1,"));
+	assert_non_null(strstr(json, "\"ms\":0.005"));
+	assert_non_null(strstr(json, "\"target\":2,\"released_by\":1"));
+	assert_non_null(strstr(json, "\"target\":3,\"released_by\":2"));
+	free(json);
+	CHECK_OK("chrome", tmp("crit.json"), NULL, "--calls", "3");
 }
 
 /* The checker itself must catch a wrong expectation (or it proves nothing). */
@@ -540,6 +578,8 @@ static async_cookie_t run_real_calls(FILE *expect)
 	}
 	async_synchronize_full();
 	async_set_enabled(false);
+	/* join the workers, or sanitizers report them leaked */
+	assert_int_equal(async_quiesce(), 0);
 	assert_int_equal(c - first + 1, REAL_CALLS);
 	for (c = first; expect && c < first + REAL_CALLS; c++) {
 		char name[16];
@@ -575,6 +615,7 @@ static void test_real_calls(void **state)
 static void test_real_hook_events(void **state)
 {
 	struct ap_trace_summary s;
+	FILE *f;
 
 	run_real_calls(NULL);
 	assert_int_equal(ap_trace_get_summary(&s), 0);
@@ -583,10 +624,20 @@ static void test_real_hook_events(void **state)
 	assert_int_equal(s.finished, REAL_CALLS);
 	assert_true(s.events >= 3 * REAL_CALLS);
 	assert_true(s.workers >= 1);
+	/*
+	 * Every synchronize call is a begin/end pair: one per call, the full
+	 * one, and whatever async_quiesce() does; the JSON has them all.
+	 */
+	assert_true(s.waits >= REAL_CALLS + 1);
+	assert_int_equal(s.phases, 2 * REAL_CALLS);
 	assert_int_equal(s.dropped, 0);
 	assert_int_equal(ap_trace_write_chrome(tmp("hook.json")), 0);
 	assert_int_equal(ap_trace_write_svg(tmp("hook.svg"), NULL), 0);
-	CHECK_OK("chrome", tmp("hook.json"), NULL, "--calls", "64", "--min-workers", "1");
+	f = fopen(tmp("hook.expect"), "we");
+	assert_non_null(f);
+	fprintf(f, "waits %" PRIu64 "\n", s.waits);
+	fclose(f);
+	CHECK_OK("chrome", tmp("hook.json"), tmp("hook.expect"), "--calls", "64", "--min-workers", "1");
 	CHECK_OK("svg", tmp("hook.svg"), NULL, "--calls", "64");
 }
 
@@ -667,6 +718,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_disabled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_known_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_critical_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_checker_rejects, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_labels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_phases_only, setup, teardown),
