@@ -352,6 +352,11 @@ vm_devices() {
 
 # ---------------------------------------------------------------- boot
 
+# The kernel command line always has console=ttyS0, edd=off (no BIOS disk
+# probe stall), panic=-1 (a panic ends QEMU at once, -no-reboot) and
+# no_timer_check (on a starved host the IO-APIC timer check of a TCG guest
+# fails and panics).
+#
 # vm_boot NAME INITRD CMDLINE [LIMIT]: boot with the disks of the last
 # vm_devices; the console goes to $VM_OUT/NAME.log (CR stripped).  Returns
 # QEMU's status (124 or 137: the limit was hit).
@@ -365,7 +370,7 @@ vm_boot() {
 		-nodefaults -no-user-config -display none -no-reboot \
 		-serial "file:$raw" -monitor none \
 		-kernel "$VM_KERNEL" -initrd "$initrd" \
-		-append "console=ttyS0 edd=off panic=-1 $cmdline" \
+		-append "console=ttyS0 edd=off panic=-1 no_timer_check $cmdline" \
 		"${VM_DEV_ARGS[@]}" ${VM_QEMU_EXTRA:-} </dev/null >"$log.qemu" 2>&1
 	rc=$?
 	t1=$(date +%s.%N)
@@ -395,13 +400,14 @@ vm_extract() {
 		base64 -d >"$dest" 2>/dev/null && [ -s "$dest" ]
 }
 
-# The part of the console after the kernel handed over to /init.
-# (all of it when "quiet" hid the kernel's message).
+# The part of the console after the kernel handed over to /init: from its
+# "Run /init" message, or when "quiet" hid that, from asyncprobe's first
+# line; nothing when neither is there (the kernel never got that far).
 vm_after_init() {
 	if grep -q 'Run /init as init process' "$1"; then
 		sed -n '/Run \/init as init process/,$p' "$1"
 	else
-		cat "$1"
+		sed -n '/asyncprobe/,$p' "$1"
 	fi
 }
 
