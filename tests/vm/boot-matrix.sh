@@ -14,7 +14,7 @@ root="root=PARTUUID=$VM_ROOT_PARTUUID quiet"
 
 vm_boot matrix-seq "$VM_INITRD_AP" "$root"
 vm_check_root "$VM_OUT/matrix-seq.log"; vm_ok $? "sequential boot reaches the root's init"
-vm_boot matrix-fast "$VM_INITRD_AP" "$root fastboot"
+vm_boot matrix-fast "$VM_INITRD_AP" "$root fastboot aptest.dump"
 vm_check_root "$VM_OUT/matrix-fast.log"; vm_ok $? "fastboot boot reaches the root's init"
 
 vm_links "$VM_OUT/matrix-seq.log" >"$VM_OUT/matrix-seq.links"

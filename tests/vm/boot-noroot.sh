@@ -8,9 +8,9 @@
 vm_setup
 vm_plan 4
 vm_initrd_asyncprobe || vm_bail "building the initramfs failed"
-vm_devices matrix
+vm_devices pair
 missing=0badc0de-0000-4000-8000-00000000dead
-vm_boot noroot "$VM_INITRD_AP" "root=UUID=$missing asyncprobe.root_timeout=5" 150
+vm_boot noroot "$VM_INITRD_AP" "root=UUID=$missing asyncprobe.root_timeout=5" 300
 rc=$?
 log=$VM_OUT/noroot.log
 if vm_panicked "$log"; then
@@ -27,6 +27,6 @@ else
 	vm_after_init "$log" | tail -15 | vm_diag
 	vm_ok 1 "the diagnosis names the missing root"
 fi
-[ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] || echo "QEMU was still running after 150 s" | vm_diag
+[ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] || echo "QEMU was still running after 300 s" | vm_diag
 vm_ok "$([ "$rc" -ne 124 ] && [ "$rc" -ne 137 ]; echo $?)" "panic=-1: asyncprobe rebooted instead of hanging"
 exit 0

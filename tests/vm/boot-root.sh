@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # root= by UUID, LABEL (with a slash: by-label/ap\x2froot), PARTUUID,
 # PARTLABEL and a /dev/disk/by-uuid path: each boot reaches the root's init
-# with the root partition of the SATA root disk mounted on /.
+# with the root partition of the SATA root disk mounted on / (disks: the
+# root disk, a second SATA disk and a virtio-blk disk).
 . "$top_srcdir/tests/vm/lib.sh"
 vm_setup
 vm_initrd_asyncprobe || vm_bail "building the initramfs failed"
-vm_devices matrix
+vm_devices pair
 want="SER:AP_ROOT/0001-part1"
 cases=(
 	"uuid|root=UUID=$VM_ROOT_UUID"

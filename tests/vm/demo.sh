@@ -71,9 +71,9 @@ echo "image: $VM_INITRD_AP ($(stat -c %s "$VM_INITRD_AP") bytes)"
 
 vm_devices demo
 step "booting: ${#VM_DEV_NAMES[@]} disks (4 x AHCI SATA, 2 x virtio-scsi, 1 x MegaRAID), ${fastboot:-sequential}"
-cmdline="root=LABEL=$VM_ROOT_LABEL ${fastboot} quiet"
+cmdline="root=LABEL=$VM_ROOT_LABEL ${fastboot} quiet aptest.dump"
 echo "qemu-system-x86_64 -accel tcg -kernel vmlinuz-$VM_KVER -append \"$cmdline\""
-vm_boot demo "$VM_INITRD_AP" "$cmdline" 180 2>/dev/null
+vm_boot demo "$VM_INITRD_AP" "$cmdline" 300 2>/dev/null
 log=$VM_OUT/demo.log
 
 step "asyncprobe's log (kernel log of the booted system)"
@@ -112,7 +112,7 @@ done
 if [ "$compare" -eq 1 ]; then
 	step "the same machine with Debian's initramfs-tools/udev initrd"
 	vm_initrd_debian || die "no Debian initrd for $VM_KVER (needs root to install linux-image-$VM_KVER)"
-	vm_boot demo-udev "$VM_INITRD_DEBIAN" "root=LABEL=$VM_ROOT_LABEL quiet" 180 2>/dev/null
+	vm_boot demo-udev "$VM_INITRD_DEBIAN" "root=LABEL=$VM_ROOT_LABEL quiet" 300 2>/dev/null
 	ulog=$VM_OUT/demo-udev.log
 	echo "time to root: asyncprobe $(vm_uptime "$log" || echo -) s, udev $(vm_uptime "$ulog" || echo -) s (one boot each; see the benchmarks for ratios)"
 	if diff <(vm_links "$ulog") <(vm_links "$log") >"$out/links.diff"; then

@@ -93,7 +93,7 @@ vm_cache_dir() {
 # cache.  Sets VM_KVER, VM_KROOT (unpacked package, depmod run) and
 # VM_KERNEL.  Returns 1 (with a reason on stderr) when there is none.
 vm_kernel() {
-	local pkg= deb= dir
+	local pkg='' deb='' dir
 	if [ -n "${ASYNCPROBE_TEST_KVER:-}" ]; then
 		pkg=linux-image-$ASYNCPROBE_TEST_KVER
 	elif command -v apt-cache >/dev/null; then
@@ -120,13 +120,17 @@ vm_kernel() {
 	dir=$VM_CACHE/kernel-$VM_KVER-$(dpkg-deb -f "$deb" Version)
 	if [ ! -f "$dir/.done" ]; then
 		vm_note "unpacking $deb"
-		rm -rf "$dir.tmp" && mkdir -p "$dir.tmp" &&
-			dpkg-deb -x "$deb" "$dir.tmp" &&
-			depmod -b "$dir.tmp" "$VM_KVER" &&
-			touch "$dir.tmp/.done" && rm -rf "$dir" && mv "$dir.tmp" "$dir" || {
+		local tmp=$dir.tmp.$$
+		rm -rf "$tmp" && mkdir -p "$tmp" &&
+			dpkg-deb -x "$deb" "$tmp" &&
+			depmod -b "$tmp" "$VM_KVER" &&
+			touch "$tmp/.done" || {
+			rm -rf "$tmp"
 			echo "unpacking $deb failed" >&2
 			return 1
 		}
+		# A concurrent run may have unpacked it first: keep that one.
+		mv -T "$tmp" "$dir" 2>/dev/null || rm -rf "$tmp"
 	fi
 	VM_KROOT=$dir
 	VM_KERNEL=$dir/boot/vmlinuz-$VM_KVER
@@ -212,17 +216,23 @@ vm_images() {
 	key=$( (declare -p VM_DISKS; declare -f vm_mkdisk vm_mkfs vm_rootfs_tree;
 		cat "$VM_LIB_DIR/rootfs-init.sh" /bin/busybox) | sha256sum | cut -c1-16)
 	VM_IMAGES=$VM_CACHE/images-$key
-	[ -f "$VM_IMAGES/.done" ] && return 0
+	if [ -f "$VM_IMAGES/.done" ]; then
+		touch "$VM_IMAGES"
+		return 0
+	fi
 	vm_note "building disk images in $VM_IMAGES"
-	# Images of earlier layouts are not needed any more.
-	rm -rf "$VM_CACHE"/images-*
+	# Other trees may share the cache with other layouts at the same
+	# time: only layouts nobody used for a week go.
+	find "$VM_CACHE" -maxdepth 1 -name 'images-*' -mtime +7 -exec rm -rf {} + 2>/dev/null
 	d=$VM_IMAGES.tmp.$$
 	rm -rf "$d" && mkdir -p "$d" || return 1
 	for spec in "${VM_DISKS[@]}"; do
 		vm_mkdisk "$d/${spec%%|*}.img" "$spec" || { rm -rf "$d"; return 1; }
 	done
 	touch "$d/.done"
-	rm -rf "$VM_IMAGES" && mv "$d" "$VM_IMAGES"
+	# Someone else may have built the same layout meanwhile: keep theirs.
+	mv -T "$d" "$VM_IMAGES" 2>/dev/null || rm -rf "$d"
+	[ -f "$VM_IMAGES/.done" ]
 }
 
 vm_setup() {
@@ -296,18 +306,20 @@ vm_initrd_debian() {
 #   parity  matrix plus a MegaRAID SAS HBA (megaraid_sas)
 #   demo    four AHCI SATA disks and virtio-scsi and MegaRAID SCSI disks
 #   small   the root disk only
+#   pair    the root disk and a second SATA disk, and a virtio-blk disk
 vm_devices() {
 	local set=$1 d
 	VM_DEV_ARGS=()
 	VM_DEV_NAMES=()
 	case $set in
 	small) d="root" ;;
+	pair) d="root sata2 vblk" ;;
 	matrix) d="root sata2 vscsi lsi vblk nvme" ;;
 	parity) d="root sata2 vscsi lsi mega vblk nvme" ;;
 	demo) d="root sata2 sata3 sata4 vscsi scsi2 mega" ;;
 	*) echo "vm_devices: unknown set $set" >&2; return 1 ;;
 	esac
-	local ide=0 have_vscsi= have_lsi= have_mega= name spec serial
+	local ide=0 have_vscsi='' have_lsi='' have_mega='' name spec serial
 	for name in $d; do
 		spec=
 		for s in "${VM_DISKS[@]}"; do [ "${s%%|*}" = "$name" ] && spec=$s; done
@@ -319,15 +331,15 @@ vm_devices() {
 			VM_DEV_ARGS+=(-device "ide-hd,bus=ide.$ide,drive=d-$name,serial=$serial")
 			ide=$((ide + 1)) ;;
 		vscsi|scsi*)
-			[ -n "$have_vscsi" ] || VM_DEV_ARGS+=(-device virtio-scsi-pci,id=vscsi0)
+			[ -n "$have_vscsi" ] || VM_DEV_ARGS+=(-device "virtio-scsi-pci,id=vscsi0")
 			have_vscsi=1
 			VM_DEV_ARGS+=(-device "scsi-hd,bus=vscsi0.0,drive=d-$name,serial=$serial") ;;
 		lsi)
-			[ -n "$have_lsi" ] || VM_DEV_ARGS+=(-device lsi53c895a,id=lsi0)
+			[ -n "$have_lsi" ] || VM_DEV_ARGS+=(-device "lsi53c895a,id=lsi0")
 			have_lsi=1
 			VM_DEV_ARGS+=(-device "scsi-hd,bus=lsi0.0,scsi-id=1,drive=d-$name,serial=$serial") ;;
 		mega)
-			[ -n "$have_mega" ] || VM_DEV_ARGS+=(-device megasas,id=mega0)
+			[ -n "$have_mega" ] || VM_DEV_ARGS+=(-device "megasas,id=mega0")
 			have_mega=1
 			VM_DEV_ARGS+=(-device "scsi-hd,bus=mega0.0,scsi-id=0,drive=d-$name,serial=$serial") ;;
 		vblk)
@@ -340,11 +352,16 @@ vm_devices() {
 
 # ---------------------------------------------------------------- boot
 
+# The kernel command line always has console=ttyS0, edd=off (no BIOS disk
+# probe stall), panic=-1 (a panic ends QEMU at once, -no-reboot) and
+# no_timer_check (on a starved host the IO-APIC timer check of a TCG guest
+# fails and panics).
+#
 # vm_boot NAME INITRD CMDLINE [LIMIT]: boot with the disks of the last
 # vm_devices; the console goes to $VM_OUT/NAME.log (CR stripped).  Returns
 # QEMU's status (124 or 137: the limit was hit).
 vm_boot() {
-	local name=$1 initrd=$2 cmdline=$3 limit=${4:-120} log raw rc t0 t1
+	local name=$1 initrd=$2 cmdline=$3 limit=${4:-${VM_LIMIT:-300}} log raw rc t0 t1
 	log=$VM_OUT/$name.log
 	raw=$log.raw
 	rm -f "$log" "$raw"
@@ -353,7 +370,7 @@ vm_boot() {
 		-nodefaults -no-user-config -display none -no-reboot \
 		-serial "file:$raw" -monitor none \
 		-kernel "$VM_KERNEL" -initrd "$initrd" \
-		-append "console=ttyS0 edd=off panic=-1 $cmdline" \
+		-append "console=ttyS0 edd=off panic=-1 no_timer_check $cmdline" \
 		"${VM_DEV_ARGS[@]}" ${VM_QEMU_EXTRA:-} </dev/null >"$log.qemu" 2>&1
 	rc=$?
 	t1=$(date +%s.%N)
@@ -383,13 +400,14 @@ vm_extract() {
 		base64 -d >"$dest" 2>/dev/null && [ -s "$dest" ]
 }
 
-# The part of the console after the kernel handed over to /init.
-# (all of it when "quiet" hid the kernel's message).
+# The part of the console after the kernel handed over to /init: from its
+# "Run /init" message, or when "quiet" hid that, from asyncprobe's first
+# line; nothing when neither is there (the kernel never got that far).
 vm_after_init() {
 	if grep -q 'Run /init as init process' "$1"; then
 		sed -n '/Run \/init as init process/,$p' "$1"
 	else
-		cat "$1"
+		sed -n '/asyncprobe/,$p' "$1"
 	fi
 }
 
@@ -398,7 +416,7 @@ vm_after_init() {
 # udev's encoding of a label for by-label/by-partlabel (blkid_encode_string:
 # space, slash and backslash and non-printable bytes become \xNN).
 vm_encode() {
-	local s=$1 out= c i
+	local s=$1 out='' c i
 	for ((i = 0; i < ${#s}; i++)); do
 		c=${s:i:1}
 		case $c in

@@ -12,6 +12,7 @@
 #                                  and the device behind it
 #   @@AP run FILE BYTES            files under /run/asyncprobe
 #   @@AP begin FILE / @@AP end FILE   base64 of each /run/asyncprobe/FILE
+#                                  (only with "aptest.dump" on the command line)
 #   @@AP kmsg LINE                 asyncprobe's lines in the kernel log
 #   @@AP done                      last line before power-off
 #
@@ -86,8 +87,14 @@ if [ -d /run/asyncprobe ]; then
 		[ -f "$f" ] || continue
 		echo "@@AP run ${f##*/} $(wc -c <"$f")"
 	done
+	# The contents only when asked: a serial console under TCG takes
+	# seconds for every few ten kilobytes.
+	dump=
+	case " $(cat /proc/cmdline) " in
+	*" aptest.dump "*) dump=1 ;;
+	esac
 	for f in /run/asyncprobe/*; do
-		[ -f "$f" ] || continue
+		[ -n "$dump" ] && [ -f "$f" ] || continue
 		echo "@@AP begin ${f##*/}"
 		base64 "$f"
 		echo "@@AP end ${f##*/}"

@@ -19,9 +19,9 @@ vm_initrd_asyncprobe || vm_bail "building the initramfs failed"
 vm_devices parity
 root="root=UUID=$VM_ROOT_UUID quiet"
 
-vm_boot parity-udev "$VM_INITRD_DEBIAN" "$root" 180
+vm_boot parity-udev "$VM_INITRD_DEBIAN" "$root" 300
 vm_check_root "$VM_OUT/parity-udev.log"; vm_ok $? "Debian's udev initrd reaches the root's init"
-vm_boot parity-ap "$VM_INITRD_AP" "$root fastboot" 180
+vm_boot parity-ap "$VM_INITRD_AP" "$root fastboot" 300
 vm_check_root "$VM_OUT/parity-ap.log"; vm_ok $? "asyncprobe's initrd reaches the root's init"
 
 u=$VM_OUT/parity-udev.links
