@@ -57,22 +57,46 @@ uint64_t ap_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * Messages carry what media say (labels, model strings): a control byte
+ * must not reach a terminal or split a kmsg record, so each one becomes
+ * \xNN.  Bytes from 0x80 up pass, so UTF-8 labels stay readable.
+ */
+static void escape_controls(const char *in, char *out, size_t size)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	for (const unsigned char *p = (const unsigned char *)in; *p && o + 5 < size; p++) {
+		if (*p < 0x20 || *p == 0x7f) {
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[*p >> 4];
+			out[o++] = hex[*p & 0xf];
+		} else {
+			out[o++] = (char)*p;
+		}
+	}
+	out[o] = '\0';
+}
+
 void ap_logv(int prio, const char *fmt, va_list ap)
 {
-	char buf[1024];
+	char raw[1024], buf[1100];
 	int n, saved = errno;
 
 	if (!ap_log_enabled(prio))
 		return;
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	if (log_fd >= 0) {
 		n = snprintf(buf, sizeof(buf), "<%d>asyncprobe[%d]: ", prio, (int)getpid());
-		vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
+		escape_controls(raw, buf + n, sizeof(buf) - (size_t)n);
 		/* one write per record: kmsg takes a record per write */
 		if (write(log_fd, buf, strlen(buf)) < 0) {
 			/* nothing better to do */
 		}
 	} else {
-		vsnprintf(buf, sizeof(buf), fmt, ap);
+		escape_controls(raw, buf, sizeof(buf));
 		pthread_mutex_lock(&log_lock);
 		/* a message takes the progress line's place, which is redrawn below it */
 		fprintf(stderr, "%sasyncprobe: %s%s\n%s", progress[0] ? "\r\033[K" : "",

@@ -52,6 +52,8 @@ struct ap_modules {
 	bool dry_run;
 	char **blacklist;       /* from modprobe.blacklist= */
 	size_t n_blacklist;
+	char **soft_failed;     /* soft dependencies that failed once: not retried */
+	size_t n_soft_failed;
 };
 
 const char *ap_modresult_to_string(enum ap_modresult r)
@@ -223,6 +225,9 @@ struct ap_modules *ap_modules_free(struct ap_modules *m)
 	for (i = 0; i < m->n_blacklist; i++)
 		free(m->blacklist[i]);
 	free(m->blacklist);
+	for (i = 0; i < m->n_soft_failed; i++)
+		free(m->soft_failed[i]);
+	free(m->soft_failed);
 	free(m->dir);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
@@ -473,6 +478,33 @@ static int run_install_command(const char *name, const char *command)
 	return 0;
 }
 
+/*
+ * A soft dependency that failed (crct10dif_pclmul on a CPU without
+ * PCLMULQDQ: ENODEV) fails the same way for every disk that pulls it in:
+ * it is tried and reported once, then skipped.  Returns true when name
+ * failed before; with record, remembers it (under m->lock).
+ */
+static bool soft_failed(struct ap_modules *m, const char *name, bool record)
+{
+	bool seen = false;
+	size_t i;
+
+	pthread_mutex_lock(&m->lock);
+	for (i = 0; i < m->n_soft_failed && !seen; i++)
+		seen = strcmp(m->soft_failed[i], name) == 0;
+	if (!seen && record) {
+		char **v = realloc(m->soft_failed, (m->n_soft_failed + 1) * sizeof(*v));
+
+		if (v) {
+			m->soft_failed = v;
+			if ((v[m->n_soft_failed] = strdup(name)))
+				m->n_soft_failed++;
+		}
+	}
+	pthread_mutex_unlock(&m->lock);
+	return seen;
+}
+
 /* Carry out one action, without m->lock.  0 (also for "already there") or -errno. */
 static int action_run(struct ap_modules *m, struct action *a, bool *inserted)
 {
@@ -635,6 +667,8 @@ int ap_modules_load_alias(struct ap_modules *m, const char *modalias, const char
 			for (j = 0; j < p->n; j++) {
 				bool ins;
 
+				if (!p->v[j].required && soft_failed(m, p->v[j].name, false))
+					continue;
 				r = action_run(m, &p->v[j], &ins);
 				if (ins && strcmp(p->v[j].name, ld->module) == 0)
 					ld->inserted = true;
@@ -651,9 +685,10 @@ int ap_modules_load_alias(struct ap_modules *m, const char *modalias, const char
 							  who, ld->module, p->v[j].name, strerror(-r));
 					break;
 				}
-				if (r < 0)
-					log_warning("%s: module %s: soft dependency %s failed to load: %s, ignoring",
-						    who, ld->module, p->v[j].name, strerror(-r));
+				if (r < 0 && !soft_failed(m, p->v[j].name, true))
+					log_notice("%s: module %s: soft dependency %s failed to load: %s, "
+						   "ignoring it (not retried)",
+						   who, ld->module, p->v[j].name, strerror(-r));
 			}
 			ld->t1_ns = ap_now_ns();
 		}

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * sd_notify: readiness and status for systemd.  With libsystemd this is
- * sd_notify(); without it the protocol is small enough to speak directly:
- * one AF_UNIX datagram of newline-separated VAR=value assignments, sent to
- * the socket in $NOTIFY_SOCKET (a path, or an abstract name written with a
- * leading '@').  systemd learns the sender from the socket credentials.
+ * sd_notify: readiness and status for systemd.  Where libsystemd is
+ * installed this is its sd_notify(), loaded with dlopen() the first time
+ * $NOTIFY_SOCKET asks for it, as systemd itself loads optional libraries:
+ * linking it would pull libsystemd, libgcrypt, liblz4 and libgpg-error
+ * (about 2.5 MB) into every initramfs, where PID 1 never notifies anyone.
+ * Without it the protocol is small enough to speak directly: one AF_UNIX
+ * datagram of newline-separated VAR=value assignments, sent to the socket
+ * in $NOTIFY_SOCKET (a path, or an abstract name written with a leading
+ * '@').  systemd learns the sender from the socket credentials.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,6 +21,8 @@
 #include <unistd.h>
 
 #ifdef HAVE_LIBSYSTEMD
+#include <dlfcn.h>
+#include <pthread.h>
 #include <systemd/sd-daemon.h>
 #endif
 
@@ -56,6 +62,25 @@ int ap_notify_socket(const char *socket_path, const char *state)
 	return r;
 }
 
+#ifdef HAVE_LIBSYSTEMD
+static int (*sd_notify_fn)(int unset_environment, const char *state);
+static pthread_once_t sd_once = PTHREAD_ONCE_INIT;
+
+static void load_libsystemd(void)
+{
+	/* never closed: the library stays for the life of the process */
+	void *h = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h) {
+		log_debug("libsystemd not loaded (%s); speaking the notify protocol directly",
+			  dlerror());
+		return;
+	}
+	/* the types match: the declaration comes from <systemd/sd-daemon.h> */
+	sd_notify_fn = (__typeof__(&sd_notify))dlsym(h, "sd_notify");
+}
+#endif
+
 int ap_notify(const char *state)
 {
 	const char *sock = getenv("NOTIFY_SOCKET");
@@ -64,7 +89,8 @@ int ap_notify(const char *state)
 	if (!sock || !*sock)
 		return 0;
 #ifdef HAVE_LIBSYSTEMD
-	r = sd_notify(0, state);
+	pthread_once(&sd_once, load_libsystemd);
+	r = sd_notify_fn ? sd_notify_fn(0, state) : ap_notify_socket(sock, state);
 #else
 	r = ap_notify_socket(sock, state);
 #endif

@@ -88,9 +88,16 @@
  * up hundreds of threads is spread over the CPUs.  The stall is noticed by
  * schedulers (every ASYNC_STALL_CHECK_EVERY calls) and by non-async threads
  * blocked in a synchronize call, which wait with a timeout while the queue
- * stalls.  An idle worker polls the queue briefly (one at a time), then
+ * stalls, and by the watchdog: when calls are queued while every worker is
+ * inside a call, nothing else may come to look (a program that scheduled a
+ * handful of calls which all block in init_module() or a disk read, and
+ * waits on its own condition variable), so a watchdog thread looks every
+ * ASYNC_WATCH_NS as long as that lasts.  It is started with the first
+ * queued call that finds every worker busy, sleeps while no call waits,
+ * and exits after ASYNC_LINGER_NS without work, as workers do.
+ * An idle worker polls the queue briefly (one at a time), then
  * sleeps; it exits after ASYNC_LINGER_NS, or at once when async_quiesce()
- * asks, which then joins them all.
+ * asks, which then joins them all, the watchdog too.
  *
  * Workers run with all signals blocked, so a program (PID 1, for instance)
  * keeps its signal handling in its own threads.
@@ -126,6 +133,8 @@
 #else
 #define ASYNC_STACK_SIZE (256u * 1024u)
 #endif
+/* The watchdog looks for a stalled queue this often while calls wait. */
+#define ASYNC_WATCH_NS 1000000ull
 /* Free entries kept for reuse (freed by async_quiesce()). */
 #define ASYNC_FREE_MAX 16384u
 /* Idle workers poll the queue this many times before sleeping. */
@@ -205,6 +214,12 @@ static uint64_t nr_starts, starts_seen, last_progress, last_verdict;
 static bool stall_computing;               /* last verdict: calls compute, enough workers */
 static bool stall_asleep;                  /* last verdict: calls sleep */
 static unsigned int stall_tick;
+
+/* The watchdog thread (see the Theory of Operation). */
+static enum { WATCHDOG_NONE, WATCHDOG_RUNNING, WATCHDOG_EXITED } watchdog_state;
+static pthread_t watchdog_thread;
+static pthread_cond_t watchdog_cond;
+static bool watchdog_idle;                 /* waiting for a call to be queued */
 
 static unsigned int max_threads = ASYNC_DEFAULT_MAX_THREADS;
 static unsigned int max_pending = ASYNC_DEFAULT_MAX_PENDING;
@@ -360,6 +375,7 @@ static void async_init(void)
 	pthread_condattr_init(&async_condattr);
 	pthread_condattr_setclock(&async_condattr, CLOCK_MONOTONIC);
 	pthread_cond_init(&async_quiesce_cond, &async_condattr);
+	pthread_cond_init(&watchdog_cond, &async_condattr);
 	{
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -953,6 +969,90 @@ static bool start_worker(void)
 	return false;
 }
 
+/*
+ * The watchdog.  Runs stall_check() every ASYNC_WATCH_NS while calls wait
+ * and no worker is free to take them; otherwise sleeps until a call is
+ * queued, and exits after ASYNC_LINGER_NS of that, or when async_quiesce()
+ * asks.  Holds the lock except while it sleeps or starts a worker.
+ */
+static void *watchdog_main(void *arg)
+{
+	(void)arg;
+	async_lock_acquire();
+	while (!quiescing) {
+		struct timespec deadline;
+		int r = 0;
+
+		if (nr_queued && nr_workers > nr_idle && nr_workers - nr_idle < max_threads) {
+			/* Rarely while calls were last seen computing with workers enough. */
+			deadline = deadline_after(stall_computing ? ASYNC_STALL_NS * 100 : ASYNC_WATCH_NS);
+			pthread_cond_timedwait(&watchdog_cond, &async_lock, &deadline);
+			if (!quiescing && stall_check()) {
+				async_lock_release();
+				start_worker();
+				async_lock_acquire();
+			}
+			continue;
+		}
+		watchdog_idle = true;
+		deadline = deadline_after(ASYNC_LINGER_NS);
+		while (watchdog_idle && !quiescing && r != ETIMEDOUT)
+			r = pthread_cond_timedwait(&watchdog_cond, &async_lock, &deadline);
+		if (watchdog_idle && r == ETIMEDOUT && !nr_queued)
+			break;
+		watchdog_idle = false;
+	}
+	watchdog_idle = false;
+	watchdog_state = WATCHDOG_EXITED;
+	pthread_cond_broadcast(&async_quiesce_cond);
+	async_lock_release();
+	return NULL;
+}
+
+/*
+ * Under the lock, after a call was queued: wake the watchdog, or say that
+ * one must be started (watchdog_start(), without the lock).  Returns
+ * whether to start it; *join is set when an exited one must be joined.
+ */
+static bool watchdog_poke(bool *join)
+{
+	if (nr_workers == nr_idle)
+		return false;                  /* a worker is free: no stall to watch */
+	if (watchdog_state == WATCHDOG_RUNNING) {
+		if (watchdog_idle) {
+			watchdog_idle = false;
+			pthread_cond_signal(&watchdog_cond);
+		}
+		return false;
+	}
+	*join = watchdog_state == WATCHDOG_EXITED;
+	watchdog_state = WATCHDOG_RUNNING;
+	return true;
+}
+
+static void watchdog_start(bool join, pthread_t old)
+{
+	sigset_t all, prev;
+	pthread_attr_t attr;
+	int r;
+
+	if (join)
+		pthread_join(old, NULL);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64u * 1024u);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &prev);
+	r = pthread_create(&watchdog_thread, &attr, watchdog_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &prev, NULL);
+	pthread_attr_destroy(&attr);
+	if (r != 0) {
+		/* Not fatal: schedulers and waiters still look; try again later. */
+		async_lock_acquire();
+		watchdog_state = WATCHDOG_NONE;
+		async_lock_release();
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* Scheduling                                                           */
 
@@ -963,7 +1063,8 @@ static async_cookie_t schedule(async_func_t *func, void *data, struct async_doma
 	void *tud;
 	async_cookie_t cookie;
 	uint64_t sched_ns = 0;
-	bool start = false, queued;
+	bool start = false, queued, watch = false, watch_join = false;
+	pthread_t watch_old;
 
 	async_init_once();
 	chaos_delay();
@@ -1000,6 +1101,8 @@ static async_cookie_t schedule(async_func_t *func, void *data, struct async_doma
 			start = add_workers(1);     /* nobody busy: wake or start one */
 		else if (++stall_tick % ASYNC_STALL_CHECK_EVERY == 0)
 			start = stall_check();
+		watch_old = watchdog_thread;
+		watch = watchdog_poke(&watch_join);
 	}
 	tfn = trace_fn;
 	tud = trace_userdata;
@@ -1012,6 +1115,8 @@ static async_cookie_t schedule(async_func_t *func, void *data, struct async_doma
 		trace_at(tfn, tud, ASYNC_TRACE_SCHEDULE, sched_ns, func, data, cookie, 0, domain, !queued);
 	if (start)
 		start_worker();
+	if (watch)
+		watchdog_start(watch_join, watch_old);
 	if (!queued) {
 		run_call(e, tfn, tud, true);
 		async_lock_acquire();
@@ -1254,6 +1359,7 @@ ASYNC_EXPORT int async_quiesce(void)
 {
 	struct async_worker *dead;
 	struct async_entry *spare;
+	bool join_watchdog;
 
 	if (current_is_async())
 		return -EDEADLK;
@@ -1263,15 +1369,20 @@ ASYNC_EXPORT int async_quiesce(void)
 	quiescing++;
 	while (wake_idle_worker())
 		;
-	while (nr_workers)
+	pthread_cond_signal(&watchdog_cond);
+	while (nr_workers || watchdog_state == WATCHDOG_RUNNING)
 		pthread_cond_wait(&async_quiesce_cond, &async_lock);
 	quiescing--;
+	join_watchdog = watchdog_state == WATCHDOG_EXITED;
+	watchdog_state = WATCHDOG_NONE;
 	dead = zombies;
 	zombies = NULL;
 	spare = free_entries;
 	free_entries = NULL;
 	nr_free = 0;
 	async_lock_release();
+	if (join_watchdog)
+		pthread_join(watchdog_thread, NULL);
 	join_zombies(dead);
 	while (spare) {
 		struct async_entry *next = spare->queue_next;

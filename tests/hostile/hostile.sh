@@ -126,7 +126,12 @@ for root, dirs, files in os.walk(dev, followlinks=False):
         depth = len(parts)
         if not t.startswith("../" * depth) or t[3 * depth:] not in names and t[3 * depth:] != "vda":
             out["bad"].append("link %s -> %s: not ../../<probed device>" % (os.path.join(rel, f), t))
-log = open(logf, "rb").read().decode("utf-8", "replace")
+raw = open(logf, "rb").read()
+# labels and model strings reach the log escaped: no control byte but newline
+ctl = sum(1 for c in raw if (c < 0x20 and c != 0x0a) or c == 0x7f)
+if ctl:
+    out["bad"].append("%d control bytes in the log" % ctl)
+log = raw.decode("utf-8", "replace")
 for ev in m.get("links", []):
     if ev.get("action") == "rejected":
         out["rejected"] += 1
@@ -145,7 +150,7 @@ EOF
 	ok $([ -z "$lost" ] && echo 0 || echo 1) "batch $b: every loop device and partition is in the manifest${lost:+ (lost: $lost)}"
 	bad=$(python3 -c 'import json,sys; print("; ".join(json.loads(sys.argv[1])["bad"][:5]))' "$res")
 	unlogged=$(python3 -c 'import json,sys; print(" ".join(json.loads(sys.argv[1])["unlogged"]))' "$res")
-	ok $([ -z "$bad$unlogged" ] && echo 0 || echo 1) "batch $b: nothing outside disk/by-*/, every refused name logged${bad:+ ($bad)}${unlogged:+ (unlogged: $unlogged)}"
+	ok $([ -z "$bad$unlogged" ] && echo 0 || echo 1) "batch $b: nothing outside disk/by-*/, every refused name logged, no control byte in the log${bad:+ ($bad)}${unlogged:+ (unlogged: $unlogged)}"
 	read -r rj nd nl < <(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print(r["rejected"], r["devices"], r["links"])' "$res")
 	total_rejected=$((total_rejected + rj)); total_devices=$((total_devices + nd)); total_links=$((total_links + nl))
 	for l in "${loops[@]}"; do partx -d "$l" 2>/dev/null; losetup -d "$l" 2>/dev/null; done

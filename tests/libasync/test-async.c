@@ -605,6 +605,28 @@ static void test_workers_grow_for_blocking(void **state)
 	assert_true(stats_now().workers_peak <= 256);
 }
 
+/*
+ * A few calls that block, scheduled by a thread that then waits on its
+ * own condition variable, not in libasync: nobody schedules or
+ * synchronizes, so only the watchdog can see that the queue stalls.  The
+ * calls can only finish once all of them run at the same time.
+ */
+static void test_watchdog_grows_quiet_queue(void **state)
+{
+	const unsigned int n = 5;
+
+	many_gate = (struct gate)GATE_INIT;
+	many_running = 0;
+	for (unsigned int i = 0; i < n; i++)
+		async_schedule(rendezvous_call, (void *)(uintptr_t)n);
+	pthread_mutex_lock(&many_gate.lock);
+	while (many_running < n)
+		pthread_cond_wait(&many_gate.cond, &many_gate.lock);
+	pthread_mutex_unlock(&many_gate.lock);
+	async_synchronize_full();
+	assert_true(stats_now().workers_peak >= n);
+}
+
 static unsigned int concurrent, concurrent_max;
 
 static void count_concurrency(void *data, async_cookie_t cookie)
@@ -1014,6 +1036,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fallback_oom, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fallback_max_pending, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_workers_grow_for_blocking, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_watchdog_grows_quiet_queue, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cap_one, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wakeups_targeted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trace, setup, teardown),

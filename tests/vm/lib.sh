@@ -265,10 +265,11 @@ vm_initrd_asyncprobe() {
 		echo "$VM_KVER" "$*") | sha256sum | cut -c1-16)
 	out=$top_builddir/tests/vm/initrd-ap-$key.img
 	if [ ! -f "$out" ]; then
+		# mkinitramfs writes a temporary file and renames it itself
+		mkdir -p "${out%/*}" &&
 		"$top_builddir/libtool" --mode=execute \
 			"$top_builddir/src/asyncprobe-mkinitramfs" --asyncprobe "$prog" \
-			-k "$VM_KVER" -b "$VM_KROOT" -o "$out.tmp" "$@" >&2 || return 1
-		mv "$out.tmp" "$out"
+			-k "$VM_KVER" -b "$VM_KROOT" -o "$out" "$@" >&2 || return 1
 	else
 		echo "asyncprobe-mkinitramfs: $out: $(stat -c %s "$out") bytes (cached)" >&2
 	fi
