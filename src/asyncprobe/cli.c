@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -292,6 +293,32 @@ static int resolve_aliases(const char **aliases, size_t n)
 	return status;
 }
 
+/*
+ * Outside PID 1 and unit mode: SIGINT or SIGTERM lets the calls in flight
+ * finish (each link is renamed into place, so none is left half made) and
+ * the run ends with 128 + the signal; a second one ends it at once.
+ */
+static volatile sig_atomic_t cli_signal;
+
+static void on_stop_signal(int sig)
+{
+	if (cli_signal) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
+	cli_signal = sig;
+}
+
+static void catch_stop_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop_signal, .sa_flags = SA_RESTART };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	struct ap_engine *e = NULL;
@@ -320,6 +347,7 @@ int main(int argc, char **argv)
 		return r;
 	}
 
+	catch_stop_signals();
 	r = ap_engine_start(&e);
 	if (r < 0) {
 		ap_log_close();
@@ -327,6 +355,11 @@ int main(int argc, char **argv)
 	}
 	r = ap_engine_finish(e);
 	ap_engine_free(e);
+	if (cli_signal) {
+		log_notice("stopped on %s after the calls in flight finished",
+			   cli_signal == SIGINT ? "SIGINT" : "SIGTERM");
+		r = 128 + cli_signal;
+	}
 	ap_log_close();
 	return r;
 }

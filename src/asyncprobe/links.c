@@ -25,11 +25,14 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
 #endif
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -386,6 +389,45 @@ static bool points_at_own_partition(int dfd, const char *leaf, const char *disk)
 	return true;
 }
 
+/*
+ * Remove the temporary links a killed run left in @dfd: names
+ * ".#asyncprobe.PID.N" whose PID is not a live process.  A run killed
+ * between symlinkat() and renameat() leaves one; the rename is atomic, so
+ * the real link is the old one or the new one and only the temporary is
+ * stale.  A live PID (another asyncprobe at work in the same tree) is
+ * left alone.
+ */
+static void sweep_stale_temps(int dfd)
+{
+	static const char prefix[] = ".#asyncprobe.";
+	struct dirent *de;
+	DIR *d;
+	int fd = dup(dfd);
+
+	if (fd < 0)
+		return;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		char *end;
+		long pid;
+
+		if (strncmp(de->d_name, prefix, sizeof(prefix) - 1) != 0)
+			continue;
+		pid = strtol(de->d_name + sizeof(prefix) - 1, &end, 10);
+		if (*end != '.' || pid <= 0 || pid == (long)getpid())
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) == 0)
+			log_debug("removed %s, left by a run that was killed", de->d_name);
+	}
+	closedir(d);
+}
+
 /* Make @name point at @devname.  Returns the action (CREATED, UNCHANGED, REPLACED) or -errno. */
 static int link_apply(struct ap_links *l, const char *name, const char *devname, bool is_disk)
 {
@@ -404,6 +446,8 @@ static int link_apply(struct ap_links *l, const char *name, const char *devname,
 	if (dfd < 0)
 		return dfd;
 
+	if (!l->dry_run)
+		sweep_stale_temps(dfd);
 	state = inspect_leaf(dfd, leaf, target);
 	if (state < 0) {
 		close(dfd);

@@ -1,0 +1,137 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Interrupted runs on loop devices.  One GPT image (ext4 and vfat
+# partitions) on a loop device; a reference run of
+# `asyncprobe --fastboot --include-loop --no-modules --dev-dir=TMP` gives
+# the link tree.  Then:
+#  - KILLS runs under ASYNC_CHAOS are killed with SIGKILL at random moments
+#    into one --dev-dir, then one undisturbed rerun: the tree must equal
+#    the reference, and no temporary link (.#asyncprobe.*) may be left;
+#  - SIGINT and SIGTERM at random moments: exit status 130/143 (or 0/1 when
+#    the run ended first), the calls in flight finished (the reference tree),
+#    no temporary link, and a rerun gives the reference again.
+# Prints TAP; skips with a reason where loop devices cannot be made.
+set -u
+
+builddir=${top_builddir:-$(pwd)}
+prog="$builddir/src/asyncprobe/asyncprobe"
+PATH=$PATH:/sbin:/usr/sbin
+KILLS=${KILLS:-12}
+
+skip() { echo "1..0 # SKIP $*"; exit 0; }
+
+export TSAN_OPTIONS="${TSAN_OPTIONS:-} suppressions=${top_srcdir:-$(dirname "$0")/../..}/tests/tsan.supp"
+
+[ "$(id -u)" = 0 ] || skip "needs root for losetup"
+for tool in losetup partx sfdisk mkfs.ext4 mkfs.vfat; do
+	command -v "$tool" >/dev/null 2>&1 || skip "$tool not installed"
+done
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/ap-kill.XXXXXX") || skip "mktemp failed"
+loopdev=
+finish() {
+	if [ -n "$loopdev" ]; then
+		partx -d "$loopdev" >/dev/null 2>&1
+		losetup -d "$loopdev" >/dev/null 2>&1
+	fi
+	rm -rf "$work"
+}
+trap finish EXIT INT TERM
+
+truncate -s 40M "$work/disk.img" || skip "cannot create an image in $work"
+mark=$(od -An -N2 -tx1 /dev/urandom | tr -d ' \n' | tr a-f A-F)
+printf 'label: gpt\nsize=20M, type=L, name="kill %s"\ntype=U\n' "$mark" |
+	sfdisk -q "$work/disk.img" >/dev/null 2>&1 || skip "sfdisk failed"
+loopdev=$(losetup -f --show "$work/disk.img" 2>/dev/null) || { loopdev=; skip "losetup failed"; }
+partx -d "$loopdev" >/dev/null 2>&1
+partx -a "$loopdev" >/dev/null 2>&1 || skip "partx -a failed on $loopdev"
+[ -b "${loopdev}p1" ] && [ -b "${loopdev}p2" ] || skip "partition nodes of $loopdev did not appear"
+mkfs.ext4 -q -F -L "K $mark" "${loopdev}p1" >/dev/null 2>&1 &&
+	mkfs.vfat -n "KV$mark" "${loopdev}p2" >/dev/null 2>&1 || skip "mkfs failed"
+name=${loopdev#/dev/}
+
+n=0 failed=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+
+# run DIR [ENV...]: one run into DIR, in the background; sets $pid
+run() {
+	local dir=$1
+	shift
+	mkdir -p "$dir"
+	env -u ASYNC_CHAOS ASYNCPROBE_CMDLINE=/dev/null "$@" "$prog" --include-loop --no-modules \
+		--no-progress --fastboot --dev-dir="$dir" 2>>"$work/log" &
+	pid=$!
+}
+# The links that point at our disk and its partitions, with their targets.
+tree() {
+	find "$1" -type l -printf '%P -> %l\n' | grep -E -- "/$name(p[0-9]+)?\$" | sort
+}
+temps() { find "$1" -name '.#asyncprobe.*' | wc -l; }
+# a random pause of 0 to 0.6 s
+pause() { sleep "0.$(printf '%03d' $((RANDOM % 600)))"; }
+
+run "$work/ref"
+wait "$pid"
+st=$?
+tree "$work/ref" >"$work/ref.tree"
+if { [ "$st" = 0 ] || [ "$st" = 1 ]; } && grep -q "by-label/K" "$work/ref.tree"; then
+	ok "reference run: status $st, $(wc -l <"$work/ref.tree") links to $name"
+else
+	nok "reference run: status $st, tree: $(tr '\n' ' ' <"$work/ref.tree")"
+fi
+
+# SIGKILL at random moments, all into one tree, then an undisturbed rerun.
+landed=0
+for i in $(seq 1 "$KILLS"); do
+	run "$work/k" ASYNC_CHAOS=$((RANDOM + 1))
+	pause
+	kill -9 "$pid" 2>/dev/null
+	{ wait "$pid"; } 2>/dev/null
+	[ $? = 137 ] && landed=$((landed + 1))
+done
+left=$(temps "$work/k")
+run "$work/k"
+wait "$pid"
+st=$?
+tree "$work/k" >"$work/k.tree"
+if cmp -s "$work/ref.tree" "$work/k.tree"; then
+	ok "after $KILLS SIGKILLs ($landed during a run) the rerun (status $st) leaves the reference tree"
+else
+	nok "after $KILLS SIGKILLs ($landed during a run) the tree differs"
+	diff "$work/ref.tree" "$work/k.tree" | sed 's/^/# /'
+fi
+t=$(temps "$work/k")
+[ "$t" = 0 ] && ok "no temporary link left after the rerun ($left left by the killed runs)" ||
+	nok "$t temporary links left after the rerun"
+
+# SIGINT and SIGTERM: a clean stop.
+for sig in INT TERM; do
+	want=130
+	[ "$sig" = TERM ] && want=143
+	for i in 1 2 3; do
+		d="$work/s$sig$i"
+		run "$d" ASYNC_CHAOS=$((RANDOM + 1))
+		pause
+		kill -s "$sig" "$pid" 2>/dev/null
+		wait "$pid"
+		st=$?
+		t=$(temps "$d")
+		if { [ "$st" = "$want" ] || [ "$st" = 0 ] || [ "$st" = 1 ]; } && [ "$t" = 0 ]; then
+			ok "SIG$sig #$i: status $st, no temporary link"
+		else
+			nok "SIG$sig #$i: status $st (want $want), $t temporary links"
+		fi
+		tree "$d" >"$d.stopped"
+		cmp -s "$work/ref.tree" "$d.stopped" && ok "SIG$sig #$i: the stopped run finished its links" ||
+			nok "SIG$sig #$i: the stopped run's tree differs from the reference"
+		run "$d"
+		wait "$pid"
+		tree "$d" >"$d.tree"
+		cmp -s "$work/ref.tree" "$d.tree" && ok "SIG$sig #$i: the rerun leaves the reference tree" ||
+			nok "SIG$sig #$i: the rerun's tree differs"
+	done
+done
+
+echo "1..$n"
+[ "$failed" = 0 ]
