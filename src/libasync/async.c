@@ -86,7 +86,9 @@
  * first stall, before anything is known, one.  Woken and new workers wake
  * and start the next ones themselves, four and two at a time, so bringing
  * up hundreds of threads is spread over the CPUs.  The stall is noticed by
- * schedulers (every ASYNC_STALL_CHECK_EVERY calls) and by non-async threads
+ * schedulers (every ASYNC_STALL_CHECK_EVERY calls, every call while at most
+ * twice the CPUs are queued: a call that spawns a few children and goes on
+ * must not leave them to itself) and by non-async threads
  * blocked in a synchronize call, which wait with a timeout while the queue
  * stalls.  An idle worker polls the queue briefly (one at a time), then
  * sleeps; it exits after ASYNC_LINGER_NS, or at once when async_quiesce()
@@ -998,8 +1000,9 @@ static async_cookie_t schedule(async_func_t *func, void *data, struct async_doma
 		queue_push(e);
 		if (nr_workers == nr_idle)
 			start = add_workers(1);     /* nobody busy: wake or start one */
-		else if (++stall_tick % ASYNC_STALL_CHECK_EVERY == 0)
-			start = stall_check();
+		else if (nr_queued <= 2 * nr_cpus ||
+			 ++stall_tick % ASYNC_STALL_CHECK_EVERY == 0)
+			start = stall_check();  /* a short queue: every time */
 	}
 	tfn = trace_fn;
 	tud = trace_userdata;
