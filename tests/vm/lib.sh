@@ -308,6 +308,10 @@ vm_initrd_debian() {
 #   demo    four AHCI SATA disks and virtio-scsi and MegaRAID SCSI disks
 #   small   the root disk only
 #   pair    the root disk and a second SATA disk, and a virtio-blk disk
+#   slow8   the root disk and eight data disks (three SATA, two virtio-scsi,
+#           LSI, virtio-blk, NVMe)
+# VM_DRIVE_OPTS (such as throttling.iops-total=20) is added to every data
+# disk's -drive, never to the root disk's.
 vm_devices() {
 	local set=$1 d
 	VM_DEV_ARGS=()
@@ -318,14 +322,17 @@ vm_devices() {
 	matrix) d="root sata2 vscsi lsi vblk nvme" ;;
 	parity) d="root sata2 vscsi lsi mega vblk nvme" ;;
 	demo) d="root sata2 sata3 sata4 vscsi scsi2 mega" ;;
+	slow8) d="root sata2 sata3 sata4 vscsi scsi2 lsi vblk nvme" ;;
 	*) echo "vm_devices: unknown set $set" >&2; return 1 ;;
 	esac
-	local ide=0 have_vscsi='' have_lsi='' have_mega='' name spec serial
+	local ide=0 have_vscsi='' have_lsi='' have_mega='' name spec serial opts
 	for name in $d; do
 		spec=
 		for s in "${VM_DISKS[@]}"; do [ "${s%%|*}" = "$name" ] && spec=$s; done
 		serial=$(cut -d'|' -f3 <<<"$spec")
-		VM_DEV_ARGS+=(-drive "if=none,id=d-$name,format=raw,snapshot=on,file=$VM_IMAGES/$name.img")
+		opts=
+		[ "$name" = root ] || [ -z "${VM_DRIVE_OPTS:-}" ] || opts=,$VM_DRIVE_OPTS
+		VM_DEV_ARGS+=(-drive "if=none,id=d-$name,format=raw,snapshot=on,file=$VM_IMAGES/$name.img$opts")
 		VM_DEV_NAMES+=("$name")
 		case $name in
 		root|sata*)

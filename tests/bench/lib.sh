@@ -1,0 +1,39 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
+# Helpers of the VM benchmarks (tests/bench/*.sh), sourced after
+# tests/vm/lib.sh.  Every benchmark prints one JSON object per line on
+# stdout (appended to $BENCH_OUT as well when set) and a short table.
+
+bench_json() {
+	printf '%s\n' "$1"
+	[ -z "${BENCH_OUT:-}" ] || printf '%s\n' "$1" >>"$BENCH_OUT"
+	BENCH_LINES+=("$1")
+}
+
+bench_fail() {
+	bench_json "{\"bench\":\"$1\",\"error\":\"$2\"}"
+	exit 1
+}
+
+# bench_ratio A B: A / B with 3 decimals, null when either is missing.
+bench_ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		if (a == "null" || b == "null" || a == "" || b == "" || b + 0 == 0) print "null"
+		else printf "%.3f\n", a / b }'
+}
+
+bench_median() {
+	[ $# -gt 0 ] || { echo null; return; }
+	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
+		if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# bench_le A B: JSON true when A <= B, false otherwise (or when A is null).
+bench_le() { awk -v a="$1" -v b="$2" 'BEGIN { print (a != "null" && a + 0 <= b + 0) ? "true" : "false" }'; }
+bench_ge() { awk -v a="$1" -v b="$2" 'BEGIN { print (a != "null" && a + 0 >= b + 0) ? "true" : "false" }'; }
+
+# bench_table NAME: the JSON lines this run printed, as a table on stderr
+# (every key of the first line is a column; stdout stays JSON only).
+bench_table() {
+	printf '%s\n' "${BENCH_LINES[@]}" | python3 "$top_srcdir/tests/bench/table.py" >&2
+}
