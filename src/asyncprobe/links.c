@@ -59,6 +59,8 @@ struct ap_links {
 	struct ap_link_event **log;  /* lock */
 	size_t nlog, alog;           /* lock */
 	unsigned long tmp_counter;   /* lock */
+	struct swept { dev_t dev; ino_t ino; } *swept;  /* lock: directories swept of stale temps */
+	size_t nswept;               /* lock */
 };
 
 static uint64_t hash_name(const char *s)
@@ -126,6 +128,7 @@ struct ap_links *ap_links_free(struct ap_links *l)
 	for (size_t i = 0; i < l->nlog; i++)
 		event_free(l->log[i]);
 	free(l->log);
+	free(l->swept);
 	if (l->dir_fd >= 0)
 		close(l->dir_fd);
 	pthread_mutex_destroy(&l->lock);
@@ -428,6 +431,29 @@ static void sweep_stale_temps(int dfd)
 	closedir(d);
 }
 
+/*
+ * Sweep each link directory once per run, not once per link: with a
+ * thousand disks a per-link sweep would read by-id a thousand times.
+ * Under l->lock, as every caller of link_apply() is.
+ */
+static void sweep_once(struct ap_links *l, int dfd)
+{
+	struct swept *v;
+	struct stat st;
+
+	if (fstat(dfd, &st) < 0)
+		return;
+	for (size_t i = 0; i < l->nswept; i++)
+		if (l->swept[i].dev == st.st_dev && l->swept[i].ino == st.st_ino)
+			return;
+	sweep_stale_temps(dfd);
+	v = realloc(l->swept, (l->nswept + 1) * sizeof(*v));
+	if (!v)
+		return;                 /* swept again next time: harmless */
+	l->swept = v;
+	l->swept[l->nswept++] = (struct swept){ st.st_dev, st.st_ino };
+}
+
 /* Make @name point at @devname.  Returns the action (CREATED, UNCHANGED, REPLACED) or -errno. */
 static int link_apply(struct ap_links *l, const char *name, const char *devname, bool is_disk)
 {
@@ -447,7 +473,7 @@ static int link_apply(struct ap_links *l, const char *name, const char *devname,
 		return dfd;
 
 	if (!l->dry_run)
-		sweep_stale_temps(dfd);
+		sweep_once(l, dfd);
 	state = inspect_leaf(dfd, leaf, target);
 	if (state < 0) {
 		close(dfd);
