@@ -95,6 +95,25 @@ ASYNC_EXPORT void async_synchronize_cookie_domain(async_cookie_t cookie,
 ASYNC_EXPORT void async_unregister_domain(struct async_domain *domain)
 	_async_nonnull_(1);
 
+/*
+ * Abandonment: for a call that hangs (a read from a disk that stopped
+ * answering).  async_abandon(c) takes the running call with cookie @c off
+ * its domain: from then on no synchronization waits for it, as if it had
+ * returned, so the calls after it go on.  Nothing can stop its thread: the
+ * call keeps running, must not make anything visible once it is abandoned
+ * (async_current_abandoned() tells it; a caller with its own lock can
+ * decide that under it instead), and its thread leaves the pool, so the
+ * worker cap counts only threads that can take calls.
+ * Returns 0; -ENOENT when no call with that cookie is pending or running
+ * in the domain (it returned already); -EAGAIN when it is queued and not
+ * started (a call that has not started cannot hang).
+ */
+ASYNC_EXPORT int async_abandon(async_cookie_t cookie);
+ASYNC_EXPORT int async_abandon_domain(async_cookie_t cookie, struct async_domain *domain)
+	_async_nonnull_(2);
+/* True when the calling thread runs a call that was abandoned. */
+ASYNC_EXPORT bool async_current_abandoned(void);
+
 /* True when the calling thread is running an asynchronous call. */
 ASYNC_EXPORT bool current_is_async(void);
 
@@ -127,7 +146,9 @@ ASYNC_EXPORT unsigned int async_set_max_pending(unsigned int max);
 /*
  * Wait for everything (as async_synchronize_full()), then for every worker
  * thread to exit, so the process can fork or exec with a single thread.
- * Must not be called from an asynchronous call.  Returns 0 or -errno.
+ * Must not be called from an asynchronous call.  Returns 0 or -errno:
+ * -EBUSY when abandoned calls are still running (their threads are left
+ * alone; exec or exit ends them).
  */
 ASYNC_EXPORT int async_quiesce(void);
 
@@ -183,6 +204,8 @@ struct async_stats {
 	uint64_t waits;            /* synchronize calls that had to block */
 	uint64_t wakeups;          /* times a blocked waiter was woken */
 	uint64_t self_syncs;       /* synchronize calls that would have waited for the caller */
+	uint64_t abandoned;        /* calls abandoned (not counted in completed) */
+	uint64_t abandoned_returned; /* ... that have returned since */
 };
 ASYNC_EXPORT void async_get_stats(struct async_stats *ret) _async_nonnull_(1);
 

@@ -72,6 +72,20 @@
  * runs such a call inline, and its synchronization is then clamped to the
  * parent's cookie (see below).
  *
+ * Abandonment.  A call that hangs (blocked on a disk that stopped
+ * answering) would hold back every later cookie forever.  async_abandon()
+ * is the way out, decided by the program (which knows what "too long"
+ * means): the entry leaves its domain and registered lists exactly as if
+ * it had returned, waking the waiters that only it held back, and is
+ * flagged.  The rule that makes this safe is the program's: an abandoned
+ * call publishes nothing, so the effects that retire in cookie order are
+ * those of a sequential run in which that call did nothing visible.  Its
+ * thread cannot be stopped; it leaves the pool (nr_workers, all_workers),
+ * so the cap counts only threads that can take calls, and a replacement is
+ * started when queued calls are left without a worker.  When the call
+ * returns at last, its entry is recycled without touching the lists and
+ * the thread exits.  Only a started call can be abandoned.
+ *
  * Workers.  Threads are started on demand, up to max_threads.  A new call
  * wakes an idle worker if no worker is busy (the most recently idle one,
  * so the others can time out), or starts the first one.  More are added
@@ -150,8 +164,11 @@ struct async_entry {
 	async_func_t *func;
 	void *data;
 	struct async_domain *domain;
+	struct async_worker *worker;              /* running it, NULL: queued or inline */
 	bool on_reg;                              /* on the registered list */
 	bool on_heap;                             /* queued; else inline, on a stack */
+	bool started;                             /* running (or returned) */
+	bool abandoned;                           /* async_abandon(): off every list */
 };
 
 struct async_waiter {
@@ -174,6 +191,7 @@ struct async_worker {
 	bool woken;
 	bool in_call;
 	bool have_clock;
+	bool abandoned;                           /* its call was abandoned: not counted */
 };
 
 static ASYNC_DOMAIN(async_dfl_domain);
@@ -210,6 +228,7 @@ static unsigned int wake_owed;             /* idle workers to wake, by woken one
 static bool spinning;                   /* an idle worker polls the queue */
 static unsigned int nr_returning;          /* atomic: workers out of a call, waiting for the lock */
 static unsigned int quiescing;
+static unsigned int nr_abandoned_running;  /* abandoned calls still running */
 static uint64_t nr_starts, starts_seen, last_progress, last_verdict;
 static bool stall_computing;               /* last verdict: calls compute, enough workers */
 static bool stall_asleep;                  /* last verdict: calls sleep */
@@ -441,8 +460,8 @@ static void wake_waiters(struct async_waiter **list, async_cookie_t low)
 	}
 }
 
-/* A call has returned: unlink it, wake whom its completion concerns. */
-static void complete_entry(struct async_entry *e)
+/* Take a call off its lists, wake whom that concerns. */
+static void unlink_entry(struct async_entry *e)
 {
 	struct async_domain *d = e->domain;
 	bool was_head = !e->dom_prev;
@@ -471,8 +490,18 @@ static void complete_entry(struct async_entry *e)
 		if (was_head && reg_waiters)
 			wake_waiters(&reg_waiters, reg_first ? reg_first->cookie : ASYNC_COOKIE_MAX);
 	}
+}
 
-	stats.completed++;
+/* A call has returned: unlink it (unless abandoned before), recycle it. */
+static void complete_entry(struct async_entry *e)
+{
+	if (e->abandoned) {
+		nr_abandoned_running--;
+		stats.abandoned_returned++;
+	} else {
+		unlink_entry(e);
+		stats.completed++;
+	}
 	if (!e->on_heap)
 		return;
 	nr_inflight--;
@@ -524,6 +553,7 @@ static struct async_entry *queue_pop(void)
 		queue_last = NULL;
 	__atomic_store_n(&nr_queued, nr_queued - 1, __ATOMIC_RELAXED);
 	nr_starts++;
+	e->started = true;
 	return e;
 }
 
@@ -858,6 +888,7 @@ static void *worker_main(void *arg)
 
 			w->in_call = true;
 			w->calls++;
+			e->worker = w;
 			async_lock_release();
 			run_call(e, tfn, tud, false);
 			__atomic_add_fetch(&nr_returning, 1, __ATOMIC_RELAXED);
@@ -865,6 +896,8 @@ static void *worker_main(void *arg)
 			__atomic_sub_fetch(&nr_returning, 1, __ATOMIC_RELAXED);
 			w->in_call = false;
 			complete_entry(e);
+			if (w->abandoned)
+				goto abandoned;     /* already uncounted by async_abandon() */
 			continue;
 		}
 
@@ -901,10 +934,11 @@ static void *worker_main(void *arg)
 	if (w->all_next)
 		w->all_next->all_prev = w->all_prev;
 	nr_workers--;
-	w->next = zombies;
-	zombies = w;
 	if (!nr_workers)
 		pthread_cond_broadcast(&async_quiesce_cond);
+abandoned:
+	w->next = zombies;
+	zombies = w;
 	async_lock_release();
 	return NULL;
 }
@@ -1090,6 +1124,9 @@ static async_cookie_t schedule(async_func_t *func, void *data, struct async_doma
 	e->func = func;
 	e->data = data;
 	e->domain = domain;
+	e->worker = NULL;
+	e->started = !e->on_heap;
+	e->abandoned = false;
 	link_entry(e);
 	stats.scheduled++;
 	/* Once queued, the entry belongs to the workers: do not touch it below. */
@@ -1304,6 +1341,77 @@ ASYNC_EXPORT void async_unregister_domain(struct async_domain *domain)
 	async_lock_release();
 }
 
+/*
+ * Abandonment (see the Theory of Operation): the call keeps running, but
+ * nothing waits for it any more.
+ */
+static int abandon(async_cookie_t cookie, struct async_domain *domain)
+{
+	struct async_entry *e;
+	struct async_worker *w;
+	bool start = false;
+
+	async_init_once();
+	async_lock_acquire();
+	for (e = domain->_first; e && e->cookie < cookie; e = e->dom_next)
+		;
+	if (!e || e->cookie != cookie) {
+		async_lock_release();
+		return -ENOENT;                 /* returned already, or never was */
+	}
+	if (!e->started) {
+		async_lock_release();
+		return -EAGAIN;                 /* queued: nothing hangs yet */
+	}
+	unlink_entry(e);
+	e->abandoned = true;
+	nr_abandoned_running++;
+	stats.abandoned++;
+	w = e->worker;
+	if (w && !w->abandoned) {
+		/* Its thread leaves the pool: the cap counts the workers that can take calls. */
+		w->abandoned = true;
+		if (w->all_prev)
+			w->all_prev->all_next = w->all_next;
+		else
+			all_workers = w->all_next;
+		if (w->all_next)
+			w->all_next->all_prev = w->all_prev;
+		nr_workers--;
+		if (!nr_workers)
+			pthread_cond_broadcast(&async_quiesce_cond);
+		/* What the hung call held up may be queued with no one to take it. */
+		if (queue_first && nr_workers == nr_idle)
+			start = add_workers(1);
+	}
+	async_lock_release();
+	if (start)
+		start_worker();
+	return 0;
+}
+
+ASYNC_EXPORT int async_abandon(async_cookie_t cookie)
+{
+	return abandon(cookie, &async_dfl_domain);
+}
+
+ASYNC_EXPORT int async_abandon_domain(async_cookie_t cookie, struct async_domain *domain)
+{
+	return abandon(cookie, domain);
+}
+
+ASYNC_EXPORT bool async_current_abandoned(void)
+{
+	bool r;
+
+	if (!tls_entry)
+		return false;
+	async_lock_acquire();
+	r = tls_entry->abandoned;
+	async_lock_release();
+	return r;
+}
+
 ASYNC_EXPORT bool current_is_async(void)
 {
 	return tls_depth > 0;
@@ -1390,7 +1498,8 @@ ASYNC_EXPORT int async_quiesce(void)
 		free(spare);
 		spare = next;
 	}
-	return 0;
+	/* Threads of abandoned calls are not waited for: they may never return. */
+	return __atomic_load_n(&nr_abandoned_running, __ATOMIC_RELAXED) ? -EBUSY : 0;
 }
 
 ASYNC_EXPORT void async_set_chaos(uint64_t seed)

@@ -627,6 +627,65 @@ static void test_watchdog_grows_quiet_queue(void **state)
 	assert_true(stats_now().workers_peak >= n);
 }
 
+/*
+ * Abandonment: a call that hangs (on a gate nobody opens yet) no longer
+ * holds back later cookies once abandoned, under a cap of one worker: the
+ * hung call's thread leaves the pool, a replacement runs the queued calls,
+ * and full synchronization returns while the hung call is still running.
+ */
+static struct gate hang_gate = GATE_INIT;
+static unsigned int hang_saw_abandoned, hang_returned;
+
+static void hanging_call(void *data, async_cookie_t cookie)
+{
+	(void)data;
+	(void)cookie;
+	gate_wait(&hang_gate);
+	store_u(&hang_saw_abandoned, async_current_abandoned());
+	store_u(&hang_returned, 1);
+}
+
+static void test_abandon(void **state)
+{
+	async_cookie_t hung, c;
+	struct async_stats st;
+
+	(void)state;
+	hang_gate = (struct gate)GATE_INIT;
+	store_u(&hang_returned, 0);
+	store_u(&hang_saw_abandoned, 0);
+	assert_int_equal(async_set_max_threads(1), 256);
+	hung = async_schedule(hanging_call, NULL);
+	gate_wait_waiting(&hang_gate, 1);       /* started, now hangs */
+	for (unsigned int i = 0; i < 8; i++)
+		store_u(&done_flags[i], 0);
+	for (unsigned int i = 0; i < 8; i++)
+		c = async_schedule(flag_call, (void *)(uintptr_t)i);
+	assert_false(async_current_abandoned());
+	assert_int_equal(async_abandon(hung + 100), -ENOENT);
+	assert_int_equal(async_abandon(hung), 0);
+	assert_int_equal(async_abandon(hung), -ENOENT);   /* off the list now */
+	/* The queued calls run on a replacement worker and retire in order. */
+	async_synchronize_cookie(c + 1);
+	for (unsigned int i = 0; i < 8; i++)
+		assert_int_equal(load_u(&done_flags[i]), 1);
+	async_synchronize_full();
+	assert_int_equal(load_u(&hang_returned), 0);
+	async_get_stats(&st);
+	assert_int_equal(st.abandoned, 1);
+	assert_int_equal(st.abandoned_returned, 0);
+	assert_true(st.workers_now <= 1);
+	/* quiesce does not wait for the hung thread, and says so */
+	assert_int_equal(async_quiesce(), -EBUSY);
+	gate_open(&hang_gate);
+	while (!load_u(&hang_returned))
+		sleep_us(100);
+	assert_int_equal(load_u(&hang_saw_abandoned), 1);
+	while (stats_now().abandoned_returned != 1)
+		sleep_us(100);
+	assert_int_equal(async_set_max_threads(0), 1);
+}
+
 static unsigned int concurrent, concurrent_max;
 
 static void count_concurrency(void *data, async_cookie_t cookie)
@@ -1038,6 +1097,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_workers_grow_for_blocking, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_watchdog_grows_quiet_queue, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cap_one, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_abandon, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wakeups_targeted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chaos_set, setup, teardown),
