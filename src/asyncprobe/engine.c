@@ -48,6 +48,27 @@
  *         FIFO which the top level drains with async_schedule() until it
  *         is empty.  That is the same breadth-first order.
  *
+ * A call that hangs.  A disk that stops answering can block a call for
+ * good: in init_module() (a driver's probe reads the partition table), in
+ * blkid's read, in an SG_IO inquiry.  Ordered publication would then wait
+ * for it forever, and so would the boot.  The rule: each step of a call
+ * (loading modules, a wait, probing, naming, enumerating) records when it
+ * began; a call that has spent more than --device-timeout plus
+ * AP_HANG_SLACK_MS in one step without reaching step 2 is abandoned by the
+ * top level (async_abandon()): from then on it counts as completed for
+ * every synchronization, so later cookies publish as if it had returned
+ * with nothing; it publishes nothing itself, spawns no children, and
+ * devices that appear below it are ignored.  Whether a call publishes or
+ * is abandoned is decided once, under the engine lock (at_sync against
+ * abandoned), so an abandoned call can never publish late.  Waits are
+ * bounded by --device-timeout already, so only a step that does not
+ * return is caught.  Its thread cannot be stopped; it leaves libasync's
+ * pool, the engine's memory is left alone while it runs (the process
+ * exits or execs the real init, which ends it), and the run's exit status
+ * is "degraded".  Sequential runs execute their calls one at a time on a
+ * single worker thread (rule iii is unchanged), so the top level can
+ * abandon a hung call there too.
+ *
  * Devices that appear later (the uevent monitor sees them after coldplug
  * is complete and no waiting parent claims them) are scheduled as they
  * arrive; their cookies depend on timing by nature.
@@ -125,6 +146,15 @@ struct ap_node {
 	size_t n_children;
 
 	uint64_t t_spawn, t_start, t_sync0, t_sync1, t_end;
+
+	/* hung calls (see "A call that hangs" above) */
+	const char *phase;              /* engine lock: the step it is in */
+	uint64_t t_progress;            /* engine lock: when that step began */
+	bool at_sync;                   /* engine lock: reached step 2, cannot be abandoned */
+	bool abandoned;                 /* engine lock: given up on; publishes nothing */
+	bool abandoned_returned;        /* engine lock: ... and its call has returned */
+	uint64_t t_abandoned;
+	int sync_result;                /* the call's own: 0 not yet, 1 passed, -1 abandoned */
 };
 
 struct ap_engine {
@@ -139,9 +169,12 @@ struct ap_engine {
 	char **backlog;                 /* lock: uevent adds seen during coldplug */
 	size_t n_backlog;
 	uint64_t publish_seq;           /* lock */
+	unsigned int n_abandoned;       /* lock: calls given up on */
+	unsigned int abandoned_running; /* lock: ... whose call has not returned */
 
 	bool fastboot;                  /* concurrency requested */
 	bool parallel;                  /* ... and provided by libasync */
+	bool on_worker;                 /* calls run on worker threads (either mode) */
 	bool modules_on;
 	struct ap_modules *mods;
 	struct ap_monitor *mon;
@@ -174,6 +207,26 @@ static const char *node_label(const struct ap_node *n)
 	if (n->discovery)
 		return "discovery";
 	return n->devname ? n->devname : n->sysname ? n->sysname : "?";
+}
+
+/*
+ * A call that stays longer than --device-timeout plus this in one step is
+ * abandoned; its waits are bounded by --device-timeout, and this covers a
+ * wait's last re-check on a slow (emulated) machine.
+ */
+#define AP_HANG_SLACK_MS 2000
+/* How often the top level looks for hung calls while calls are pending. */
+#define AP_HANG_CHECK_MS 250
+
+/* A call begins a step: what the hang rule and the log call it. */
+static void node_step(struct ap_node *n, const char *phase)
+{
+	pthread_mutex_lock(&n->e->lock);
+	if (!n->abandoned) {    /* frozen at what it hung in */
+		n->phase = phase;
+		n->t_progress = ap_now_ns();
+	}
+	pthread_mutex_unlock(&n->e->lock);
 }
 
 static void node_free(struct ap_node *n)
@@ -559,6 +612,10 @@ static void collect_children(struct udev *udev, struct ap_node *n)
 	/* From here on a new device below @n is a hotplug (see hotplug_one()). */
 	pthread_mutex_lock(&e->lock);
 	n->state = NODE_COLLECTED;
+	if (!n->abandoned) {
+		n->phase = "enumerating its devices";
+		n->t_progress = ap_now_ns();
+	}
 	pthread_mutex_unlock(&e->lock);
 
 	r = ap_enumerate(udev, n->discovery ? NULL : n->syspath, ap_cfg.all_modules,
@@ -607,12 +664,29 @@ static void adopt_children(struct udev *udev, struct ap_node *n)
 
 /* ------------------------------------------------------------- the calls */
 
-static void sync_own_cookie(struct ap_node *n)
+/*
+ * Step 2.  Returns true when the call may publish; false when it was
+ * abandoned before it got here (decided under the engine lock, against
+ * abandon_locked()).  Idempotent.
+ */
+static bool sync_own_cookie(struct ap_node *n)
 {
+	struct ap_engine *e = n->e;
+
+	if (n->sync_result)
+		return n->sync_result > 0;
 	n->t_sync0 = ap_now_ns();
+	pthread_mutex_lock(&e->lock);
+	if (!n->abandoned)
+		n->at_sync = true;
+	n->sync_result = n->abandoned ? -1 : 1;
+	pthread_mutex_unlock(&e->lock);
+	if (n->sync_result < 0)
+		return false;
 	async_synchronize_cookie(n->cookie);
 	n->t_sync1 = ap_now_ns();
 	ap_trace_phase(n->cookie, "sync", n->t_sync0, n->t_sync1);
+	return true;
 }
 
 static void load_modules(struct ap_node *n, const char *who)
@@ -622,6 +696,7 @@ static void load_modules(struct ap_node *n, const char *who)
 
 	if (!e->modules_on || !n->modalias || !*n->modalias)
 		return;
+	node_step(n, "loading its driver");
 	t0 = ap_now_ns();
 	n->mod_failed += ap_modules_load_alias(e->mods, n->modalias, who, &n->loads, &n->n_loads);
 	ap_trace_phase(n->cookie, "modprobe", t0, ap_now_ns());
@@ -653,6 +728,7 @@ static void run_controller(struct ap_node *n, struct udev *udev)
 	load_modules(n, n->sysname);
 
 	if (!ap_cfg.dry_run) {
+		node_step(n, "waiting for its devices");
 		t0 = ap_now_ns();
 		/*
 		 * When init_module() returns, the driver has probed the devices
@@ -713,6 +789,7 @@ static void run_scsi(struct ap_node *n, struct udev *udev)
 	/* disk, optical, RBC: a block device follows, sd_mod probes asynchronously */
 	if (!ap_cfg.dry_run && (t == 0 || t == 5 || t == 7 || t == 0xe) &&
 	    (n->driver || any_module_ok(n))) {
+		node_step(n, "waiting for its block device");
 		t0 = ap_now_ns();
 		if (ap_monitor_wait(n->e->mon, pred_has_child, &w, ap_cfg.device_timeout_ms) < 0) {
 			log_warning("%s: no block device after %u ms", n->sysname,
@@ -760,6 +837,7 @@ static void run_block(struct ap_node *n, struct udev *udev)
 	uint64_t t0;
 	int r;
 
+	node_step(n, "probing");
 	t0 = ap_now_ns();
 	if (n->devnode) {
 		n->probe_r = ap_probe_device(n->devnode, &n->fs);
@@ -776,6 +854,7 @@ static void run_block(struct ap_node *n, struct udev *udev)
 	d = udev_device_new_from_syspath(udev, n->syspath);
 	if (d && e->links) {
 		/* Names are pure computation (and SG_IO inquiries): before the sync. */
+		node_step(n, "computing its names");
 		t0 = ap_now_ns();
 		r = ap_names_for_device(d, &n->fs, &names);
 		if (r < 0)
@@ -792,7 +871,10 @@ static void run_block(struct ap_node *n, struct udev *udev)
 		 n->fs.label ? " label=" : "", n->fs.label ? n->fs.label : "",
 		 n->fs.uuid ? " uuid=" : "", n->fs.uuid ? n->fs.uuid : "");
 
-	sync_own_cookie(n);
+	if (!sync_own_cookie(n)) {
+		ap_namelist_free(&names);
+		return;
+	}
 
 	if (e->links && n->devname) {
 		t0 = ap_now_ns();
@@ -821,6 +903,8 @@ static void node_run(void *data, async_cookie_t cookie)
 	pthread_mutex_lock(&e->lock);
 	n->cookie = cookie;
 	n->state = NODE_RUNNING;
+	n->phase = "starting";
+	n->t_progress = n->t_start;
 	pthread_mutex_unlock(&e->lock);
 
 	snprintf(label, sizeof(label), "%s", node_label(n));
@@ -830,7 +914,6 @@ static void node_run(void *data, async_cookie_t cookie)
 	udev = udev_new();
 	if (!udev) {
 		node_fail(n, -ENOMEM, "out of memory");
-		sync_own_cookie(n);
 	} else {
 		if (n->discovery)
 			run_discovery(n, udev);
@@ -841,11 +924,23 @@ static void node_run(void *data, async_cookie_t cookie)
 		else
 			run_block(n, udev);
 		/* run_block synchronized before publishing */
-		if (n->t_sync1 == 0)
-			sync_own_cookie(n);
-		adopt_children(udev, n);
+		if (sync_own_cookie(n))
+			adopt_children(udev, n);
 		udev_unref(udev);
 	}
+
+	pthread_mutex_lock(&e->lock);
+	if (n->abandoned) {
+		/* counted as done when it was abandoned; touch nothing shared */
+		log_notice("%s: the abandoned call returned after %.1f s; its results are dropped",
+			   node_label(n), ms_since(n->t_start, ap_now_ns()) / 1000.0);
+		n->abandoned_returned = true;
+		e->abandoned_running--;
+		pthread_cond_broadcast(&e->cond);
+		pthread_mutex_unlock(&e->lock);
+		return;
+	}
+	pthread_mutex_unlock(&e->lock);
 
 	/* Rule (ii): children are spawned last, in topological order. */
 	for (i = 0; i < n->n_children; i++)
@@ -854,6 +949,7 @@ static void node_run(void *data, async_cookie_t cookie)
 	n->t_end = ap_now_ns();
 	pthread_mutex_lock(&e->lock);
 	n->state = NODE_DONE;
+	n->phase = NULL;
 	e->done++;
 	e->pending--;
 	pthread_cond_broadcast(&e->cond);
@@ -864,13 +960,48 @@ static void node_run(void *data, async_cookie_t cookie)
 
 /* -------------------------------------------------------------- hotplug */
 
+/*
+ * The abandoned call at or above @syspath (engine lock held).  Its device
+ * may be locked for good: the kernel holds a device's lock while its driver
+ * probes, and reading its "uevent" file takes that lock (uninterruptibly),
+ * as libudev does for the device and for every parent it walks to.  So
+ * nothing below an abandoned call is looked at, by path alone.
+ */
+static struct ap_node *abandoned_above_locked(struct ap_engine *e, const char *syspath)
+{
+	size_t i, len;
+
+	if (!e->n_abandoned)
+		return NULL;
+	for (i = 0; i < e->n_nodes; i++) {
+		struct ap_node *n = e->nodes[i];
+
+		if (!n->abandoned || !n->syspath)
+			continue;
+		len = strlen(n->syspath);
+		if (strncmp(syspath, n->syspath, len) == 0 &&
+		    (syspath[len] == '/' || syspath[len] == '\0'))
+			return n;
+	}
+	return NULL;
+}
+
 static void hotplug_one(struct ap_engine *e, const char *syspath)
 {
-	struct udev *udev = udev_new();
+	struct udev *udev;
 	struct udev_device *d, *owner;
 	struct ap_node *parent = NULL, *n = NULL;
 	enum ap_kind kind;
 
+	pthread_mutex_lock(&e->lock);
+	parent = abandoned_above_locked(e, syspath);
+	if (parent)
+		log_notice("%s: ignored, it belongs to the abandoned call of %s", syspath,
+			   node_label(parent));
+	pthread_mutex_unlock(&e->lock);
+	if (parent)
+		return;
+	udev = udev_new();
 	if (!udev)
 		return;
 	d = udev_device_new_from_syspath(udev, syspath);
@@ -885,8 +1016,14 @@ static void hotplug_one(struct ap_engine *e, const char *syspath)
 	if (owner) {
 		parent = node_find_locked(e, udev_device_get_syspath(owner));
 		/* a parent that has not enumerated yet will find it itself */
-		if (parent && parent->state < NODE_COLLECTED) {
+		if (parent && parent->state < NODE_COLLECTED && !parent->abandoned) {
 			pthread_mutex_unlock(&e->lock);
+			goto out;
+		}
+		if (parent && parent->abandoned) {
+			pthread_mutex_unlock(&e->lock);
+			log_notice("%s: ignored, it belongs to the abandoned call of %s", syspath,
+				   node_label(parent));
 			goto out;
 		}
 	}
@@ -966,6 +1103,48 @@ static void coldplug_complete(struct ap_engine *e)
 	free(backlog);
 }
 
+/* Give up on a hung call (engine lock held).  See "A call that hangs". */
+static void abandon_locked(struct ap_engine *e, struct ap_node *n, uint64_t now)
+{
+	int r = async_abandon(n->cookie);
+
+	if (r < 0) {
+		/* -ENOENT: it has just returned; -EAGAIN cannot be (it runs) */
+		if (r != -ENOENT)
+			log_error("%s: cannot abandon its call: %s", node_label(n), strerror(-r));
+		return;
+	}
+	n->abandoned = true;
+	n->t_abandoned = now;
+	e->pending--;
+	e->n_abandoned++;
+	e->abandoned_running++;
+	log_error("%s: abandoned, no answer after %.1f s %s (--device-timeout %u ms + %u ms); "
+		  "its call keeps running but publishes nothing, later devices go on",
+		  node_label(n), ms_since(n->t_progress, now) / 1000.0,
+		  n->phase ? n->phase : "", ap_cfg.device_timeout_ms, AP_HANG_SLACK_MS);
+	ap_trace_mark(n->cookie, "abandoned", now);
+	pthread_cond_broadcast(&e->cond);
+}
+
+/* Abandon every call stuck in one step for too long (engine lock held). */
+static void abandon_hung_locked(struct ap_engine *e)
+{
+	uint64_t now = ap_now_ns();
+	uint64_t limit = ((uint64_t)ap_cfg.device_timeout_ms + AP_HANG_SLACK_MS) * 1000000ULL;
+	size_t i;
+
+	if (!e->on_worker)
+		return;     /* calls run in this thread: nobody is left to look */
+	for (i = 0; i < e->n_nodes; i++) {
+		struct ap_node *n = e->nodes[i];
+
+		if ((n->state == NODE_RUNNING || n->state == NODE_COLLECTED) && !n->at_sync &&
+		    !n->abandoned && now - n->t_progress > limit)
+			abandon_locked(e, n, now);
+	}
+}
+
 /*
  * The top level's loop: drain the FIFO (sequential mode) and wait until
  * nothing is pending, or @until returns true, or @deadline_ns passes.
@@ -997,16 +1176,16 @@ static void settle(struct ap_engine *e, bool (*until)(struct ap_engine *, const 
 		while (e->pending > 0 && !e->fifo_head) {
 			uint64_t seq = e->publish_seq;
 			unsigned int pend = e->pending;
+			uint64_t now = ap_now_ns(), wake = now + AP_HANG_CHECK_MS * 1000000ULL;
 
-			if (deadline_ns) {
-				if (ap_now_ns() >= deadline_ns)
-					break;
-				ts.tv_sec = (time_t)(deadline_ns / 1000000000ULL);
-				ts.tv_nsec = (long)(deadline_ns % 1000000000ULL);
-				pthread_cond_timedwait(&e->cond, &e->lock, &ts);
-			} else {
-				pthread_cond_wait(&e->cond, &e->lock);
-			}
+			if (deadline_ns && now >= deadline_ns)
+				break;
+			if (deadline_ns && deadline_ns < wake)
+				wake = deadline_ns;
+			ts.tv_sec = (time_t)(wake / 1000000000ULL);
+			ts.tv_nsec = (long)(wake % 1000000000ULL);
+			pthread_cond_timedwait(&e->cond, &e->lock, &ts);
+			abandon_hung_locked(e);
 			if (until && (e->publish_seq != seq || e->pending != pend))
 				break;
 		}
@@ -1043,16 +1222,21 @@ int ap_engine_start(struct ap_engine **ret)
 		e->fastboot = e->cmdline && ap_cmdline_get(e->cmdline, "fastboot", NULL);
 	else
 		e->fastboot = ap_cfg.fastboot > 0;
-	async_set_enabled(e->fastboot);
 	/*
-	 * What the library does, not what was asked: if it runs calls inline
-	 * anyway (built without threads), rule (iii) must apply.
+	 * Both modes run calls on worker threads, so the top level stays free
+	 * to abandon a hung one; sequentially on a single worker, one call at
+	 * a time, with rule (iii).  What the library does, not what was asked,
+	 * decides: if it runs calls inline anyway (built without threads),
+	 * rule (iii) applies and nothing can be abandoned.
 	 */
-	e->parallel = async_get_enabled();
+	async_set_enabled(true);
+	e->on_worker = async_get_enabled();
+	e->parallel = e->fastboot && e->on_worker;
 	if (e->fastboot && !e->parallel)
 		log_info("fastboot requested, but libasync runs calls synchronously");
-	if (ap_cfg.max_threads)
-		async_set_max_threads(ap_cfg.max_threads);
+	if (!e->on_worker)
+		async_set_enabled(false);
+	async_set_max_threads(e->parallel ? ap_cfg.max_threads : 1);
 	if (ap_cfg.trace_file || ap_cfg.plot_file)
 		ap_trace_enable();
 	e->progress = ap_cfg.progress;
@@ -1267,8 +1451,24 @@ static void json_fs(FILE *f, const struct ap_fsinfo *fs)
 	fputs("}", f);
 }
 
+/* "abandoned while probing": the status of a call given up on */
+static void json_abandoned(FILE *f, const struct ap_node *n)
+{
+	char buf[128];
+
+	snprintf(buf, sizeof(buf), "abandoned while %s", n->phase ? n->phase : "running");
+	json_str(f, buf);
+}
+
 static void json_time(FILE *f, struct ap_engine *e, const struct ap_node *n)
 {
+	if (n->abandoned) {
+		/* the other times are its running call's */
+		fprintf(f, ",\"time\":{\"spawn_ms\":%.3f,\"start_ms\":%.3f,\"abandoned_ms\":%.3f}",
+			ms_since(e->t0, n->t_spawn), ms_since(e->t0, n->t_start),
+			ms_since(e->t0, n->t_abandoned));
+		return;
+	}
 	fprintf(f, ",\"time\":{\"spawn_ms\":%.3f,\"start_ms\":%.3f,\"sync_ms\":%.3f,"
 		"\"end_ms\":%.3f,\"sync_wait_ms\":%.3f}",
 		ms_since(e->t0, n->t_spawn), ms_since(e->t0, n->t_start),
@@ -1278,6 +1478,7 @@ static void json_time(FILE *f, struct ap_engine *e, const struct ap_node *n)
 
 struct counts {
 	unsigned int controllers, devices, links, links_failed, mod_ok, mod_failed, errors;
+	unsigned int abandoned;
 };
 
 static void count(struct ap_engine *e, struct ap_node **v, size_t nv, struct counts *c)
@@ -1288,12 +1489,19 @@ static void count(struct ap_engine *e, struct ap_node **v, size_t nv, struct cou
 	for (i = 0; i < nv; i++) {
 		struct ap_node *n = v[i];
 
-		if (n->discovery)
+		if (n->discovery) {
+			c->abandoned += n->abandoned;
 			continue;
+		}
 		if (n->kind == AP_KIND_CONTROLLER)
 			c->controllers++;
 		else if (n->kind == AP_KIND_DISK || n->kind == AP_KIND_PARTITION)
 			c->devices++;
+		if (n->abandoned) {
+			/* the rest is its running call's */
+			c->abandoned++;
+			continue;
+		}
 		if (n->error)
 			c->errors++;
 		c->links_failed += (unsigned int)(n->links_failed > 0 ? n->links_failed : 0);
@@ -1304,6 +1512,8 @@ static void count(struct ap_engine *e, struct ap_node **v, size_t nv, struct cou
 			for (k = 0; k < i && !seen; k++) {
 				size_t m;
 
+				if (v[k]->abandoned)
+					continue;
 				for (m = 0; m < v[k]->n_loads; m++)
 					if (strcmp(v[k]->loads[m].module, n->loads[j].module) == 0 &&
 					    v[k]->loads[m].result == n->loads[j].result)
@@ -1335,7 +1545,8 @@ static void count(struct ap_engine *e, struct ap_node **v, size_t nv, struct cou
 
 static int exit_status(const struct counts *c)
 {
-	return c->mod_failed || c->errors || c->links_failed ? AP_EXIT_DEGRADED : AP_EXIT_OK;
+	return c->mod_failed || c->errors || c->links_failed || c->abandoned ? AP_EXIT_DEGRADED
+									     : AP_EXIT_OK;
 }
 
 static int write_json(struct ap_engine *e, struct ap_node **v, size_t nv, const struct counts *c,
@@ -1385,8 +1596,12 @@ static int write_json(struct ap_engine *e, struct ap_node **v, size_t nv, const 
 		fputs(",\"modalias\":", f);
 		json_str(f, n->modalias);
 		fputs(",\"driver\":", f);
-		json_str(f, n->driver);
+		json_str(f, n->abandoned ? NULL : n->driver);
 		fprintf(f, ",\"hotplug\":%s", n->hotplug ? "true" : "false");
+		if (n->abandoned) {
+			fputs(",\"status\":", f);
+			json_abandoned(f, n);
+		}
 		json_time(f, e, n);
 		fputs("}", f);
 		first = false;
@@ -1398,7 +1613,8 @@ static int write_json(struct ap_engine *e, struct ap_node **v, size_t nv, const 
 	for (i = 0; i < nv; i++) {
 		struct ap_node *n = v[i];
 
-		for (j = 0; j < n->n_loads; j++) {
+		/* an abandoned call's loads are still its own: see its status */
+		for (j = 0; !n->abandoned && j < n->n_loads; j++) {
 			struct ap_modload *l = &n->loads[j];
 
 			fprintf(f, "%s\n    {\"cookie\":%llu,\"device\":", first ? "" : ",",
@@ -1440,16 +1656,20 @@ static int write_json(struct ap_engine *e, struct ap_node **v, size_t nv, const 
 		json_str(f, n->syspath);
 		if (n->kind == AP_KIND_SCSI) {
 			fputs(",\"driver\":", f);
-			json_str(f, n->driver);
+			json_str(f, n->abandoned ? NULL : n->driver);
 		}
 		if (n->kind == AP_KIND_PARTITION)
 			fprintf(f, ",\"partition\":%u", n->partnum);
 		if (n->kind == AP_KIND_DISK || n->kind == AP_KIND_PARTITION) {
+			static const struct ap_fsinfo none;
+
 			fputs(",\"fs\":", f);
-			json_fs(f, &n->fs);
+			json_fs(f, n->abandoned ? &none : &n->fs);
 		}
 		fprintf(f, ",\"hotplug\":%s,\"status\":", n->hotplug ? "true" : "false");
-		if (n->error) {
+		if (n->abandoned) {
+			json_abandoned(f, n);
+		} else if (n->error) {
 			fputs("\"", f);
 			fprintf(f, "%s: %s", n->error_what ? n->error_what : "error", strerror(-n->error));
 			fputs("\"", f);
@@ -1489,9 +1709,10 @@ static int write_json(struct ap_engine *e, struct ap_node **v, size_t nv, const 
 
 	fprintf(f, "  \"summary\": {\"controllers\":%u,\"devices\":%u,\"links\":%u,"
 		"\"links_failed\":%u,\"modules_loaded\":%u,\"modules_failed\":%u,"
-		"\"errors\":%u,\"exit_status\":%d,\"time\":{\"elapsed_ms\":%.3f}}\n}\n",
+		"\"errors\":%u,\"abandoned\":%u,\"exit_status\":%d,"
+		"\"time\":{\"elapsed_ms\":%.3f}}\n}\n",
 		c->controllers, c->devices, c->links, c->links_failed, c->mod_ok, c->mod_failed,
-		c->errors, exit_status(c), ms_since(e->t0, e->t1));
+		c->errors, c->abandoned, exit_status(c), ms_since(e->t0, e->t1));
 	if (f != stdout) {
 		if (fclose(f) != 0) {
 			r = -errno;
@@ -1507,6 +1728,7 @@ int ap_engine_finish(struct ap_engine *e)
 {
 	struct ap_node **v;
 	struct counts c;
+	unsigned int running;
 	size_t nv;
 	int r, status;
 
@@ -1519,10 +1741,19 @@ int ap_engine_finish(struct ap_engine *e)
 	ap_monitor_stop(e->mon);        /* joins: no callback runs after this */
 	settle(e, NULL, NULL, 0);       /* hotplugs that slipped in meanwhile */
 	async_synchronize_full();
-	ap_monitor_free(e->mon);        /* no call waits on it any more */
-	e->mon = NULL;
+	pthread_mutex_lock(&e->lock);
+	running = e->abandoned_running;
+	pthread_mutex_unlock(&e->lock);
+	if (!running) {
+		ap_monitor_free(e->mon); /* no call waits on it any more */
+		e->mon = NULL;
+	}
 	r = async_quiesce();
-	if (r < 0)
+	if (r == -EBUSY && running)
+		log_notice("%u abandoned call%s still running; the process leaves %s behind when "
+			   "it exits or starts init", running, running == 1 ? " is" : "s are",
+			   running == 1 ? "it" : "them");
+	else if (r < 0)
 		log_warning("cannot stop the worker threads: %s", strerror(-r));
 	e->t1 = ap_now_ns();
 	progress_clear(e);
@@ -1552,6 +1783,9 @@ int ap_engine_finish(struct ap_engine *e)
 		if (r < 0)
 			log_error("cannot write plot %s: %s", ap_cfg.plot_file, strerror(-r));
 	}
+	if (c.abandoned)
+		log_error("%u device%s abandoned (no answer within --device-timeout)", c.abandoned,
+			  c.abandoned == 1 ? "" : "s");
 	log_notice("%u controllers, %u devices, %u links, %u modules loaded, %u failed, "
 		   "%.0f ms (%s)%s", c.controllers, c.devices, c.links, c.mod_ok, c.mod_failed,
 		   ms_since(e->t0, e->t1), e->fastboot ? "fastboot" : "sequential",
@@ -1562,10 +1796,19 @@ int ap_engine_finish(struct ap_engine *e)
 
 struct ap_engine *ap_engine_free(struct ap_engine *e)
 {
+	unsigned int running;
 	size_t i;
 
 	if (!e)
 		return NULL;
+	pthread_mutex_lock(&e->lock);
+	running = e->abandoned_running;
+	pthread_mutex_unlock(&e->lock);
+	if (running) {
+		/* abandoned calls still use the nodes, the monitor and libkmod: leave it all */
+		log_debug("engine left in place: %u abandoned calls run", running);
+		return NULL;
+	}
 	if (e->mon) {
 		ap_monitor_stop(e->mon);
 		async_synchronize_full();
@@ -1605,9 +1848,12 @@ void ap_engine_dump_state(struct ap_engine *e, FILE *f)
 		/* a new node's names are being filled in by its parent */
 		fprintf(f, "  [%llu] %-10s %-12s %s", (unsigned long long)n->cookie,
 			ap_kind_to_string(n->kind),
-			n->state == NODE_NEW ? n->syspath : node_label(n), states[n->state]);
+			n->state == NODE_NEW ? n->syspath : node_label(n),
+			n->abandoned ? "abandoned while" : states[n->state]);
+		if (n->abandoned)
+			fprintf(f, " %s", n->phase ? n->phase : "running");
 		/* what a running call is still writing is shown once it is done */
-		if (n->state != NODE_DONE) {
+		if (n->state != NODE_DONE || n->abandoned) {
 			fputc('\n', f);
 			continue;
 		}

@@ -13,8 +13,9 @@
  *      from modprobe.d and the kernel command line - recording the path of
  *      each module.
  *   2. Without the mutex: carry the plan out, skipping what is already
- *      live, with finit_module() on each file (install commands through
- *      /bin/sh, as modprobe runs them).  Distinct modules load in parallel;
+ *      live, with finit_module() on each file, in a child process (see
+ *      finit_module_child()), and install commands through /bin/sh, as
+ *      modprobe runs them.  Distinct modules load in parallel;
  *      the kernel serializes two loads of the same module and makes the
  *      later one wait and fail with EEXIST, which is success here.
  *
@@ -505,6 +506,37 @@ static bool soft_failed(struct ap_modules *m, const char *name, bool record)
 	return seen;
 }
 
+/*
+ * finit_module() in a child process.  A driver probes its devices inside
+ * init_module(), and that can wait on a device for good, uninterruptibly
+ * (the partition table read of a disk that stopped answering).  A thread
+ * stuck there would keep this process from exiting, and PID 1 from
+ * exec'ing the real init: the kernel ends every other thread first, and
+ * cannot end that one.  A stuck child is simply left behind.  The child
+ * makes one system call and exits; the cost is a fork per module.
+ * Returns 0 or -errno.
+ */
+static int finit_module_child(int fd, const char *options, int flags)
+{
+	pid_t pid;
+	int status;
+
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		long r = syscall(SYS_finit_module, fd, options, flags);
+
+		_exit(r < 0 ? (errno > 0 && errno < 256 ? errno : EIO) : 0);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (WIFEXITED(status))
+		return -WEXITSTATUS(status);
+	return -EINTR;
+}
+
 /* Carry out one action, without m->lock.  0 (also for "already there") or -errno. */
 static int action_run(struct ap_modules *m, struct action *a, bool *inserted)
 {
@@ -530,9 +562,8 @@ static int action_run(struct ap_modules *m, struct action *a, bool *inserted)
 	fd = open(a->path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	r = (int)syscall(SYS_finit_module, fd, a->options ? a->options : "",
-			 is_compressed(a->path) ? MODULE_INIT_COMPRESSED_FILE : 0);
-	r = r < 0 ? -errno : 0;
+	r = finit_module_child(fd, a->options ? a->options : "",
+			       is_compressed(a->path) ? MODULE_INIT_COMPRESSED_FILE : 0);
 	close(fd);
 	if (r == -ENOSYS || (r == -EINVAL && is_compressed(a->path))) {
 		/* let libkmod decompress in userspace */

@@ -323,10 +323,20 @@ vm_devices() {
 	parity) d="root sata2 vscsi lsi mega vblk nvme" ;;
 	demo) d="root sata2 sata3 sata4 vscsi scsi2 mega" ;;
 	slow8) d="root sata2 sata3 sata4 vscsi scsi2 lsi vblk nvme" ;;
+	hung) d="root sata2 vscsi nvme hung" ;;
 	*) echo "vm_devices: unknown set $set" >&2; return 1 ;;
 	esac
 	local ide=0 have_vscsi='' have_lsi='' have_mega='' name spec serial opts
 	for name in $d; do
+		if [ "$name" = hung ]; then
+			# A virtio disk that never answers: every read takes an
+			# hour.  Its driver's probe reads the partition table
+			# inside init_module(), so the insertion hangs.  QEMU needs
+			# SIGKILL (vm_boot's timeout -k) while such a read is pending.
+			VM_DEV_ARGS+=(-drive "driver=null-co,if=none,id=d-hung,size=64M,latency-ns=${VM_HUNG_LATENCY_NS:-3600000000000}"
+				-device "virtio-blk-pci,drive=d-hung,serial=AP-HUNG/0011,cyls=130,heads=16,secs=63")
+			continue
+		fi
 		spec=
 		for s in "${VM_DISKS[@]}"; do [ "${s%%|*}" = "$name" ] && spec=$s; done
 		serial=$(cut -d'|' -f3 <<<"$spec")
@@ -367,7 +377,9 @@ vm_devices() {
 #
 # vm_boot NAME INITRD CMDLINE [LIMIT]: boot with the disks of the last
 # vm_devices; the console goes to $VM_OUT/NAME.log (CR stripped).  Returns
-# QEMU's status (124 or 137: the limit was hit).
+# QEMU's status (124 or 137: the limit was hit).  With VM_KILL_AT_DONE set,
+# QEMU is killed once the root's init has said "@@AP done" (a guest with
+# I/O pending on a hung disk never powers off; the status is then 137).
 vm_boot() {
 	local name=$1 initrd=$2 cmdline=$3 limit=${4:-${VM_LIMIT:-300}} log raw rc t0 t1
 	log=$VM_OUT/$name.log
@@ -379,7 +391,19 @@ vm_boot() {
 		-serial "file:$raw" -monitor none \
 		-kernel "$VM_KERNEL" -initrd "$initrd" \
 		-append "console=ttyS0 edd=off panic=-1 no_timer_check $cmdline" \
-		"${VM_DEV_ARGS[@]}" ${VM_QEMU_EXTRA:-} </dev/null >"$log.qemu" 2>&1
+		"${VM_DEV_ARGS[@]}" ${VM_QEMU_EXTRA:-} </dev/null >"$log.qemu" 2>&1 &
+	local qpid=$!
+	if [ -n "${VM_KILL_AT_DONE:-}" ]; then
+		while kill -0 "$qpid" 2>/dev/null; do
+			if grep -q '^@@AP done' "$raw" 2>/dev/null; then
+				sleep 1
+				pkill -KILL -P "$qpid" 2>/dev/null
+				break
+			fi
+			sleep 0.5
+		done
+	fi
+	wait "$qpid"
 	rc=$?
 	t1=$(date +%s.%N)
 	tr -d '\r' <"$raw" >"$log" 2>/dev/null
