@@ -209,6 +209,33 @@ else
 	else
 		nok "modprobe.blacklist=: $(grep -E 'virtio_scsi|mptsas' "$work/run2.json")"
 	fi
+
+	# A driver that never finishes loading: virtio_scsi's install command
+	# sleeps.  With --device-timeout=0.5 its call is abandoned after
+	# 0.5 s + 2 s; the run ends long before the sleep does, degraded, and
+	# the others are done as usual.
+	sed -i 's|^options virtio_scsi .*|install virtio_scsi exec sleep 61.25|' "$work/modprobe.conf"
+	for mode in --no-fastboot --fastboot; do
+		t0=$(date +%s%N)
+		ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0:detect_leaks=0" \
+		ASYNCPROBE_CMDLINE=/dev/null umockdev-run -d "$srcdir/tests/asyncprobe/topology.umockdev" -- \
+			"$prog" --no-links --no-progress $mode -b "$work/root" -S 0.0.0-asyncprobe-test \
+			-C "$work/modprobe.conf" --device-timeout=0.5 --json="$work/run3.json" \
+			>"$work/out3" 2>"$work/err3"
+		st=$?
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		pkill -f 'sleep 61.25' 2>/dev/null
+		if [ "$st" = 1 ] && [ "$ms" -lt 30000 ] &&
+			grep -q 'virtio2: abandoned, no answer after 2\.[5-9] s loading its driver' "$work/err3" &&
+			grep -q '"name":"virtio2",.*"status":"abandoned while loading its driver"' "$work/run3.json" &&
+			grep -q '"abandoned":1,' "$work/run3.json" &&
+			grep -q '"device":"0000:00:1f.2",.*"module":"ahci","result":"failed"' "$work/run3.json" &&
+			! grep -q '"name":"2:0:2:0"' "$work/run3.json"; then
+			ok "$mode: a driver that hangs is abandoned after the timeout + 2 s, the run ends degraded in $ms ms"
+		else
+			nok "$mode: hung install command: status $st after $ms ms; $(grep -E 'abandon|virtio2' "$work/err3" | head -3)"
+		fi
+	done
 	rm -rf "$work"
 fi
 
