@@ -48,7 +48,8 @@ static void usage(FILE *f)
 	      "  -h, --help                this help\n"
 	      "  -V, --version             the version\n"
 	      "\n"
-	      "Exit status: 0 ok, 1 degraded (a module, device or link failed), 2 bad\n"
+	      "Exit status: 0 ok, 1 degraded (a module, device or link failed, or a storage\n"
+	      "controller had no module), 2 bad "
 	      "configuration, 100 bad usage, 111 system error.  See asyncprobe(8).\n", f);
 }
 

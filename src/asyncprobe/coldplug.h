@@ -46,6 +46,9 @@ enum ap_kind ap_classify(struct udev_device *dev, bool all_modules, bool include
  */
 struct udev_device *ap_owner(struct udev_device *dev, bool all_modules, bool include_loop);
 
+/* True for the modalias of a storage controller or disk device (PCI class 01xx or 0805, virtio block/SCSI, USB class 08, mmc:block). */
+bool ap_modalias_is_storage(const char *modalias);
+
 /*
  * Topological order of sysfs device paths: component by component; PCI
  * addresses (fixed-width hex) compare as strings, anything else with digit
@@ -160,6 +163,18 @@ void ap_modules_blacklist(struct ap_modules *m, const char *comma_list);
  */
 int ap_modules_load_alias(struct ap_modules *m, const char *modalias, const char *who,
 			  struct ap_modload **loads, size_t *n_loads);
+
+/*
+ * After a controller's modules were loaded: when it has no driver
+ * (@driver NULL), is a storage device (ap_modalias_is_storage()) and its
+ * modalias resolved to no module at all (no entry in *loads), say so
+ * with the device's name, sysfs path and modalias, and append an
+ * AP_MOD_NONE entry (module "") so the summary and the manifest count it.
+ * Returns 1 when it reported the device, else 0.
+ */
+int ap_modules_note_unbound(struct ap_modules *m, const char *modalias, const char *who,
+			    const char *syspath, const char *driver,
+			    struct ap_modload **loads, size_t *n_loads);
 
 void ap_modload_clear(struct ap_modload *l);
 

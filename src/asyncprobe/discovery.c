@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -135,6 +136,34 @@ enum ap_kind ap_classify(struct udev_device *dev, bool all_modules, bool include
 	if (strcmp(subsystem, "mmc") == 0)
 		return streq_ptr(modalias, "mmc:block") ? AP_KIND_CONTROLLER : AP_KIND_NONE;
 	return AP_KIND_NONE;
+}
+
+/*
+ * Whether a modalias names a storage device: PCI class 01 (mass storage)
+ * or 0805 (SD host), virtio block or SCSI, a USB interface of class 08,
+ * an MMC card.  Used to tell "no driver for this disk controller" from the
+ * many devices nobody needs a driver for.
+ */
+bool ap_modalias_is_storage(const char *modalias)
+{
+	const char *p;
+
+	if (!modalias)
+		return false;
+	if (startswith(modalias, "pci:")) {
+		p = strstr(modalias, "bc");
+		if (!p)
+			return false;
+		return strncasecmp(p, "bc01", 4) == 0 || strncasecmp(p, "bc08sc05", 8) == 0;
+	}
+	if (startswith(modalias, "virtio:"))
+		return startswith(modalias, "virtio:d00000002v") ||
+		       startswith(modalias, "virtio:d00000008v");
+	if (startswith(modalias, "usb:")) {
+		p = strstr(modalias, "ic");
+		return p && strncasecmp(p, "ic08", 4) == 0;
+	}
+	return strcmp(modalias, "mmc:block") == 0;
 }
 
 struct udev_device *ap_owner(struct udev_device *dev, bool all_modules, bool include_loop)

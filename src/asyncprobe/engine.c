@@ -764,6 +764,9 @@ static void run_controller(struct ap_node *n, struct udev *udev)
 		}
 		ap_trace_phase(n->cookie, "wait", t0, ap_now_ns());
 	}
+	if (n->e->modules_on)
+		ap_modules_note_unbound(n->e->mods, n->modalias, n->sysname, n->syspath, n->driver,
+					&n->loads, &n->n_loads);
 	log_info("controller %s%s%s%s", n->sysname, n->driver ? " [" : "",
 		 n->driver ? n->driver : "", n->driver ? "]" : "");
 	collect_children(udev, n);
@@ -1477,7 +1480,7 @@ static void json_time(FILE *f, struct ap_engine *e, const struct ap_node *n)
 }
 
 struct counts {
-	unsigned int controllers, devices, links, links_failed, mod_ok, mod_failed, errors;
+	unsigned int controllers, devices, links, links_failed, mod_ok, mod_failed, errors, mod_none;
 	unsigned int abandoned;
 };
 
@@ -1507,6 +1510,11 @@ static void count(struct ap_engine *e, struct ap_node **v, size_t nv, struct cou
 		c->links_failed += (unsigned int)(n->links_failed > 0 ? n->links_failed : 0);
 		for (j = 0; j < n->n_loads; j++) {
 			bool seen = false;
+
+			if (n->loads[j].result == AP_MOD_NONE) {      /* per device, not per name */
+				c->mod_none++;
+				continue;
+			}
 
 			/* count each module name once */
 			for (k = 0; k < i && !seen; k++) {
@@ -1545,8 +1553,8 @@ static void count(struct ap_engine *e, struct ap_node **v, size_t nv, struct cou
 
 static int exit_status(const struct counts *c)
 {
-	return c->mod_failed || c->errors || c->links_failed || c->abandoned ? AP_EXIT_DEGRADED
-									     : AP_EXIT_OK;
+	return c->mod_failed || c->mod_none || c->errors || c->links_failed || c->abandoned
+	       ? AP_EXIT_DEGRADED : AP_EXIT_OK;
 }
 
 static int write_json(struct ap_engine *e, struct ap_node **v, size_t nv, const struct counts *c,
@@ -1709,10 +1717,10 @@ static int write_json(struct ap_engine *e, struct ap_node **v, size_t nv, const 
 
 	fprintf(f, "  \"summary\": {\"controllers\":%u,\"devices\":%u,\"links\":%u,"
 		"\"links_failed\":%u,\"modules_loaded\":%u,\"modules_failed\":%u,"
-		"\"errors\":%u,\"abandoned\":%u,\"exit_status\":%d,"
+		"\"modules_missing\":%u,\"errors\":%u,\"abandoned\":%u,\"exit_status\":%d,"
 		"\"time\":{\"elapsed_ms\":%.3f}}\n}\n",
 		c->controllers, c->devices, c->links, c->links_failed, c->mod_ok, c->mod_failed,
-		c->errors, c->abandoned, exit_status(c), ms_since(e->t0, e->t1));
+		c->mod_none, c->errors, c->abandoned, exit_status(c), ms_since(e->t0, e->t1));
 	if (f != stdout) {
 		if (fclose(f) != 0) {
 			r = -errno;
@@ -1787,7 +1795,8 @@ int ap_engine_finish(struct ap_engine *e)
 		log_error("%u device%s abandoned (no answer within --device-timeout)", c.abandoned,
 			  c.abandoned == 1 ? "" : "s");
 	log_notice("%u controllers, %u devices, %u links, %u modules loaded, %u failed, "
-		   "%.0f ms (%s)%s", c.controllers, c.devices, c.links, c.mod_ok, c.mod_failed,
+		   "%u without a module, %.0f ms (%s)%s", c.controllers, c.devices, c.links,
+		   c.mod_ok, c.mod_failed, c.mod_none,
 		   ms_since(e->t0, e->t1), e->fastboot ? "fastboot" : "sequential",
 		   status == AP_EXIT_DEGRADED ? ", degraded" : "");
 	free(v);

@@ -708,7 +708,10 @@ int ap_modules_load_alias(struct ap_modules *m, const char *modalias, const char
 				if (r < 0 && p->v[j].required) {
 					ld->result = AP_MOD_FAILED;
 					ld->error = r;
-					if (strcmp(p->v[j].name, ld->module) == 0)
+					if (r == -ENOENT && p->v[j].path)
+						log_error("%s: module %s: %s is missing (not in the image?)",
+							  who, ld->module, p->v[j].path);
+					else if (strcmp(p->v[j].name, ld->module) == 0)
 						log_error("%s: module %s failed to load: %s", who,
 							  ld->module, strerror(-r));
 					else
@@ -733,6 +736,33 @@ int ap_modules_load_alias(struct ap_modules *m, const char *modalias, const char
 	pthread_mutex_unlock(&m->lock);
 	free(plans);
 	return failed;
+}
+
+int ap_modules_note_unbound(struct ap_modules *m, const char *modalias, const char *who,
+			    const char *syspath, const char *driver,
+			    struct ap_modload **loads, size_t *n_loads)
+{
+	struct ap_modload *ld;
+
+	/*
+	 * A module that was found but failed or is blacklisted has been
+	 * reported already; one that loaded and did not bind is the driver's
+	 * business (it may decline a device).  What is left: the image's
+	 * module index has nothing for this alias (the module is not in the
+	 * image, or modules.alias was built without it).
+	 */
+	if (driver || !modalias || !*modalias || *n_loads > 0 || !ap_modalias_is_storage(modalias))
+		return 0;
+	log_warning("%s: no driver: no module in %s for %s (%s)", who,
+		    m && m->dir ? m->dir : "the module tree", modalias, syspath ? syspath : "?");
+	ld = loads_add(loads, n_loads, "");
+	if (ld && !ld->module) {
+		(*n_loads)--;
+	} else if (ld) {
+		ld->result = AP_MOD_NONE;
+		ld->error = -ENOENT;
+	}
+	return 1;
 }
 
 int ap_modules_show(struct ap_modules *m, const char *modalias, FILE *out)

@@ -22,30 +22,15 @@ skip() { echo "1..0 # SKIP $*"; exit 0; }
 
 export TSAN_OPTIONS="${TSAN_OPTIONS:-} suppressions=${top_srcdir:-$(dirname "$0")/../..}/tests/tsan.supp"
 
-[ "$(id -u)" = 0 ] || skip "needs root for losetup"
-for tool in losetup partx sfdisk mkfs.ext4 mkfs.vfat; do
-	command -v "$tool" >/dev/null 2>&1 || skip "$tool not installed"
-done
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/loopdev.sh"
+loop_setup ap-kill mkfs.ext4 mkfs.vfat
+work=$LOOP_WORK
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/ap-kill.XXXXXX") || skip "mktemp failed"
-loopdev=
-finish() {
-	if [ -n "$loopdev" ]; then
-		partx -d "$loopdev" >/dev/null 2>&1
-		losetup -d "$loopdev" >/dev/null 2>&1
-	fi
-	rm -rf "$work"
-}
-trap finish EXIT INT TERM
-
-truncate -s 40M "$work/disk.img" || skip "cannot create an image in $work"
 mark=$(od -An -N2 -tx1 /dev/urandom | tr -d ' \n' | tr a-f A-F)
 printf 'label: gpt\nsize=20M, type=L, name="kill %s"\ntype=U\n' "$mark" |
-	sfdisk -q "$work/disk.img" >/dev/null 2>&1 || skip "sfdisk failed"
-loopdev=$(losetup -f --show "$work/disk.img" 2>/dev/null) || { loopdev=; skip "losetup failed"; }
-partx -d "$loopdev" >/dev/null 2>&1
-partx -a "$loopdev" >/dev/null 2>&1 || skip "partx -a failed on $loopdev"
-[ -b "${loopdev}p1" ] && [ -b "${loopdev}p2" ] || skip "partition nodes of $loopdev did not appear"
+	loop_image "$work/disk.img" 40M
+loop_attach "$work/disk.img" 2 || skip "cannot attach $work/disk.img with partitions p1 and p2 (losetup/partx)"
+loopdev=$LOOP_DEV
 mkfs.ext4 -q -F -L "K $mark" "${loopdev}p1" >/dev/null 2>&1 &&
 	mkfs.vfat -n "KV$mark" "${loopdev}p2" >/dev/null 2>&1 || skip "mkfs failed"
 name=${loopdev#/dev/}

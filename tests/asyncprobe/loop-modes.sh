@@ -19,47 +19,22 @@ skip() { echo "1..0 # SKIP $*"; exit 0; }
 # Under ThreadSanitizer: libudev's own (uninstrumented) races are not ours (tests/tsan.supp).
 export TSAN_OPTIONS="${TSAN_OPTIONS:-} suppressions=${top_srcdir:-$(dirname "$0")/../..}/tests/tsan.supp"
 
-[ "$(id -u)" = 0 ] || skip "needs root for losetup"
-for tool in losetup partx sfdisk mkfs.ext4 mkfs.vfat; do
-	command -v "$tool" >/dev/null 2>&1 || skip "$tool not installed"
-done
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/loopdev.sh"
+loop_setup ap-loop mkfs.ext4 mkfs.vfat
+tmp=$LOOP_WORK
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/ap-loop.XXXXXX") || skip "mktemp failed"
-loops=()
-cleanup() {
-	local l
-	for l in "${loops[@]}"; do
-		partx -d "$l" >/dev/null 2>&1
-		losetup -d "$l" >/dev/null 2>&1
-	done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
-
-truncate -s 64M "$tmp/a.img" && truncate -s 48M "$tmp/b.img" || skip "cannot create images in $tmp"
 # A tag in every label and identifier: nobody else's devices on this machine
 # claim the same links.  The labels carry spaces and a slash.
 tag=$(od -An -N2 -tx1 /dev/urandom | tr -d ' \n' | tr a-f A-F)
 printf 'label: gpt\nsize=20M, type=L, name="root fs %s"\nsize=16M, type=U, name="EFI %s"\ntype=L\n' "$tag" "$tag" |
-	sfdisk -q "$tmp/a.img" >/dev/null 2>&1 || skip "sfdisk failed"
-printf 'label: dos\nsize=20M, type=c\ntype=83\n' | sfdisk -q "$tmp/b.img" >/dev/null 2>&1 ||
-	skip "sfdisk failed"
+	loop_image "$tmp/a.img" 64M
+printf 'label: dos\nsize=20M, type=c\ntype=83\n' | loop_image "$tmp/b.img" 48M
 
-# attach IMAGE: sets $dev (no subshell, so cleanup knows every device)
-attach() {
-	dev=$(losetup -f --show "$1" 2>/dev/null) || return 1
-	loops+=("$dev")
-	# a loop device may carry partitions a previous user added by hand
-	partx -d "$dev" >/dev/null 2>&1
-	partx -a "$dev" >/dev/null 2>&1 || return 1
-}
-attach "$tmp/a.img" || skip "cannot attach a loop device with partitions (losetup/partx -a)"
-A=$dev
-attach "$tmp/b.img" || skip "cannot attach a second loop device"
-B=$dev
-for p in "${A}p1" "${A}p2" "${A}p3" "${B}p1" "${B}p2"; do
-	[ -b "$p" ] || skip "partition node $p did not appear (no devtmpfs?)"
-done
+loop_attach "$tmp/a.img" 3 ||
+	skip "cannot attach a loop device with partitions p1-p3 (losetup/partx; no devtmpfs?)"
+A=$LOOP_DEV
+loop_attach "$tmp/b.img" 2 || skip "cannot attach a second loop device with partitions p1, p2"
+B=$LOOP_DEV
 uuid=$(cat /proc/sys/kernel/random/uuid)
 vid=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n' | tr a-f A-F)
 vfat_uuid="${vid:0:4}-${vid:4:4}"

@@ -20,38 +20,23 @@ skip() {
 	exit 0
 }
 
-[ "$(id -u)" -eq 0 ] || skip "needs root (loop devices, mount namespace)"
-for t in udevadm losetup partx sfdisk mkfs.ext4 mkfs.vfat unshare mknod; do
-	command -v "$t" >/dev/null 2>&1 || skip "$t not installed"
-done
 [ -x "$dump" ] || skip "names-dump not built"
 [ -e /usr/lib/udev/rules.d/60-persistent-storage.rules ] || skip "udev rules not installed"
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/udev-compare.XXXXXX")
-loop=
-cleanup() {
-	if [ -n "$loop" ]; then
-		partx -d "$loop" >/dev/null 2>&1
-		losetup -d "$loop" >/dev/null 2>&1
-	fi
-	rm -rf "$work"
-}
-trap cleanup EXIT
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/loopdev.sh"
+loop_setup udev-compare udevadm mkfs.ext4 mkfs.vfat unshare mknod
+work=$LOOP_WORK
 
 img="$work/disk.img"
-truncate -s 80M "$img"
 # GPT partition names (UTF-16 on disk, UTF-8 for libblkid)
-sfdisk -q "$img" >/dev/null 2>&1 <<'EOF' || skip "sfdisk cannot write a GPT"
+loop_image "$img" 80M <<'EOF'
 label: gpt
 start=2048, size=30720, name="EFI System Partition"
 size=30720, name="a/b ../../etc"
 size=30720, name="back\slash_café"
 size=30720, name="."
 EOF
-loop=$(losetup -f --show "$img" 2>/dev/null) || { loop=; skip "no loop device"; }
-partx -a "$loop" >/dev/null 2>&1
-[ -e "${loop}p1" ] || partx -u "$loop" >/dev/null 2>&1
-[ -e "${loop}p4" ] || skip "partitions of $loop did not appear"
+loop_attach "$img" 4 || skip "no loop device with partitions p1-p4 (losetup/partx)"
+loop=$LOOP_DEV
 mkfs.ext4 -q -F -L "my root/x" -U 11111111-2222-3333-4444-555555555555 "${loop}p1" >/dev/null 2>&1 ||
 	skip "mkfs.ext4 failed"
 mkfs.vfat -n "MY DATA" -i 5e2ab0c3 "${loop}p2" >/dev/null 2>&1 || skip "mkfs.vfat failed"
