@@ -39,7 +39,7 @@ for st in /proc/[0-9]*/status; do
 	*) continue ;;
 	esac
 	pp=$(sed -n 's/^PPid:[[:space:]]*//p' "$st" 2>/dev/null)
-	w=$(sed -n 's/^VmHWM: *\([0-9]*\) kB/\1/p' "$st" 2>/dev/null)
+	w=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "$st" 2>/dev/null)
 	if [ "$pp" = 1 ]; then
 		hwm=$w
 	else

@@ -26,7 +26,9 @@
 # per line, then a table.
 #
 # Environment: BENCH_SCALE_SIZES ("256 1024"), BENCH_SCALE_PAIRS (1),
-# BENCH_SCALE_LIMIT (1500 s per boot).
+# BENCH_SCALE_LIMIT (1500 s per boot), BENCH_SCALE_AP_EXTRA (more words
+# for asyncprobe's command line, such as asyncprobe.threads=16),
+# BENCH_SCALE_UDEV (0: asyncprobe boots only, no ratio).
 . "$top_srcdir/tests/vm/lib.sh"
 . "$top_srcdir/tests/bench/lib.sh"
 vm_setup >/dev/null
@@ -65,12 +67,16 @@ for n in $sizes; do
 	sd="scsi_debug.add_host=$hosts scsi_debug.num_tgts=$tgts scsi_debug.max_luns=1 scsi_debug.dev_size_mb=1"
 	ratios=() rsss=() mss=()
 	for ((i = 1; i <= pairs; i++)); do
-		vm_boot "scale-udev-$n-$i" "$udev_img" "quiet $sd" "$limit"
-		scale_line "$VM_OUT/scale-udev-$n-$i.log"
+		if [ "${BENCH_SCALE_UDEV:-1}" != 0 ]; then
+			vm_boot "scale-udev-$n-$i" "$udev_img" "quiet $sd" "$limit"
+			scale_line "$VM_OUT/scale-udev-$n-$i.log"
+		else
+			scale_line /dev/null
+		fi
 		u_ms=${s_elapsed_ms:-null} u_rss=${s_peak_rss_kib:-null} u_disks=${s_disks:-null}
 		u_byid=${s_byid_disks:-null} u_w=${s_workers:-null} u_wrss=${s_workers_rss_kib:-null}
 		vm_boot "scale-ap-$n-$i" "$VM_INITRD_AP" \
-			"root=UUID=$VM_ROOT_UUID rootwait quiet fastboot aptest.scale asyncprobe.modules=scsi_debug $sd" "$limit"
+			"root=UUID=$VM_ROOT_UUID rootwait quiet fastboot aptest.scale asyncprobe.modules=scsi_debug $sd ${BENCH_SCALE_AP_EXTRA:-}" "$limit"
 		scale_line "$VM_OUT/scale-ap-$n-$i.log"
 		a_ms=${s_elapsed_ms:-null} a_rss=${s_peak_rss_kib:-null} a_disks=${s_disks:-null}
 		a_byid=${s_byid_disks:-null}
@@ -78,7 +84,7 @@ for n in $sizes; do
 		[ "$r" = null ] || ratios+=("$r")
 		[ "$a_rss" = null ] || rsss+=("$a_rss")
 		[ "$a_ms" = null ] || mss+=("$a_ms")
-		bench_json "{\"bench\":\"scale\",\"pair\":$i,\"disks\":$n,\"udev_ms\":$u_ms,\"asyncprobe_ms\":$a_ms,\"ratio\":$r,\"asyncprobe_rss_kib\":$a_rss,\"udevd_rss_kib\":$u_rss,\"udev_workers\":$u_w,\"udev_workers_rss_kib\":$u_wrss,\"disks_seen\":[$a_disks,$u_disks],\"byid_disks\":[$a_byid,$u_byid]}"
+		bench_json "{\"bench\":\"scale\",\"pair\":$i,\"disks\":$n,\"extra\":\"${BENCH_SCALE_AP_EXTRA:-}\",\"udev_ms\":$u_ms,\"asyncprobe_ms\":$a_ms,\"ratio\":$r,\"asyncprobe_rss_kib\":$a_rss,\"udevd_rss_kib\":$u_rss,\"udev_workers\":$u_w,\"udev_workers_rss_kib\":$u_wrss,\"disks_seen\":[$a_disks,$u_disks],\"byid_disks\":[$a_byid,$u_byid]}"
 	done
 	ratio_of[$n]=$(bench_median "${ratios[@]}")
 	rss_of[$n]=$(bench_median "${rsss[@]}")
