@@ -173,6 +173,7 @@ struct async_entry {
 
 struct async_waiter {
 	struct async_waiter *next;
+	struct async_waiter *tail;      /* valid in the head of a list only */
 	async_cookie_t target;
 	pthread_cond_t cond;
 	bool done;
@@ -455,6 +456,8 @@ static void wake_waiters(struct async_waiter **list, async_cookie_t low)
 		struct async_waiter *w = *list;
 
 		*list = w->next;
+		if (w->next)
+			w->next->tail = w->tail;
 		w->done = true;
 		pthread_cond_signal(&w->cond);
 	}
@@ -1183,11 +1186,37 @@ ASYNC_EXPORT async_cookie_t async_schedule_special(async_func_t *func, void *dat
 /* ------------------------------------------------------------------ */
 /* Synchronization                                                      */
 
+/*
+ * Waiters mostly come in target order (each call syncing on its own
+ * cookie): the head keeps a tail pointer so that appending is O(1), not a
+ * walk of every blocked waiter (quadratic with thousands of them).
+ */
 static void insert_waiter(struct async_waiter **list, struct async_waiter *w)
 {
+	struct async_waiter *head = *list;
+
+	w->tail = NULL;
+	if (!head) {
+		w->next = NULL;
+		w->tail = w;
+		*list = w;
+		return;
+	}
+	if (head->tail->target <= w->target) {
+		w->next = NULL;
+		head->tail->next = w;
+		head->tail = w;
+		return;
+	}
+	if (w->target < head->target) {
+		w->next = head;
+		w->tail = head->tail;
+		*list = w;
+		return;
+	}
 	while (*list && (*list)->target <= w->target)
 		list = &(*list)->next;
-	w->next = *list;
+	w->next = *list;        /* not at either end: the tail stays */
 	*list = w;
 }
 
