@@ -567,7 +567,8 @@ static int set_string(char **field, const char *v)
 	return 0;
 }
 
-static int add_blacklist(struct ap_bootparams *p, const char *v)
+/* Append the names of the comma-separated list @v to *list. */
+static int add_list(char ***list, size_t *n_list, const char *v)
 {
 	const char *s = v;
 
@@ -576,15 +577,15 @@ static int add_blacklist(struct ap_bootparams *p, const char *v)
 		size_t n = comma ? (size_t)(comma - s) : strlen(s);
 
 		if (n > 0) {
-			char **l = realloc(p->blacklist, (p->n_blacklist + 1) * sizeof(char *));
+			char **l = realloc(*list, (*n_list + 1) * sizeof(char *));
 
 			if (!l)
 				return -ENOMEM;
-			p->blacklist = l;
-			l[p->n_blacklist] = strndup(s, n);
-			if (!l[p->n_blacklist])
+			*list = l;
+			l[*n_list] = strndup(s, n);
+			if (!l[*n_list])
 				return -ENOMEM;
-			p->n_blacklist++;
+			(*n_list)++;
 		}
 		s = comma ? comma + 1 : NULL;
 	}
@@ -661,7 +662,9 @@ static int bootparam_cb(const char *key, const char *v, void *userdata)
 		return 0;
 	}
 	if (key_equal(key, "modprobe.blacklist"))
-		return v ? add_blacklist(p, v) : 0;
+		return v ? add_list(&p->blacklist, &p->n_blacklist, v) : 0;
+	if (key_equal(key, "rd.driver.pre") || key_equal(key, "asyncprobe.modules"))
+		return v ? add_list(&p->modules, &p->n_modules, v) : 0;
 	if (!v && key_equal(key, "fastboot")) {
 		p->fastboot = 1;
 		return 0;
@@ -736,6 +739,9 @@ void ap_bootparams_clear(struct ap_bootparams *p)
 	for (i = 0; i < p->n_blacklist; i++)
 		free(p->blacklist[i]);
 	free(p->blacklist);
+	for (i = 0; i < p->n_modules; i++)
+		free(p->modules[i]);
+	free(p->modules);
 	memset(p, 0, sizeof(*p));
 }
 

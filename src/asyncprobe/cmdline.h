@@ -106,6 +106,9 @@ struct ap_bootparams {
 	int panic_s;               /* panic=: >0 reboot after N s, <0 at once, 0 never */
 	char **blacklist;          /* modprobe.blacklist=, every occurrence, split at ',' */
 	size_t n_blacklist;
+	char **modules;            /* asyncprobe.modules= and rd.driver.pre=, every
+				    * occurrence, split at ','; loaded before the run */
+	size_t n_modules;
 	bool quiet;                /* quiet */
 
 	/* asyncprobe.* (and the bare "fastboot") */

@@ -1463,6 +1463,26 @@ static void json_abandoned(FILE *f, const struct ap_node *n)
 	json_str(f, buf);
 }
 
+/*
+ * The process's peak resident set so far (VmHWM of /proc/self/status), in
+ * KiB, or -1.  In the summary's "time" object: like the times, it differs
+ * from run to run and is left out where manifests are compared.
+ */
+static long peak_rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	long kib = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
 static void json_time(FILE *f, struct ap_engine *e, const struct ap_node *n)
 {
 	if (n->abandoned) {
@@ -1718,9 +1738,10 @@ static int write_json(struct ap_engine *e, struct ap_node **v, size_t nv, const 
 	fprintf(f, "  \"summary\": {\"controllers\":%u,\"devices\":%u,\"links\":%u,"
 		"\"links_failed\":%u,\"modules_loaded\":%u,\"modules_failed\":%u,"
 		"\"modules_missing\":%u,\"errors\":%u,\"abandoned\":%u,\"exit_status\":%d,"
-		"\"time\":{\"elapsed_ms\":%.3f}}\n}\n",
+		"\"time\":{\"elapsed_ms\":%.3f,\"peak_rss_kib\":%ld}}\n}\n",
 		c->controllers, c->devices, c->links, c->links_failed, c->mod_ok, c->mod_failed,
-		c->mod_none, c->errors, c->abandoned, exit_status(c), ms_since(e->t0, e->t1));
+		c->mod_none, c->errors, c->abandoned, exit_status(c), ms_since(e->t0, e->t1),
+		peak_rss_kib());
 	if (f != stdout) {
 		if (fclose(f) != 0) {
 			r = -errno;

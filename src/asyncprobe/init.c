@@ -263,6 +263,31 @@ static void insert_module(struct kmod_ctx *ctx, const char *name, const char *wh
 	kmod_module_unref_list(list);
 }
 
+/*
+ * asyncprobe.modules= and rd.driver.pre=: modules the command line asks
+ * for before the run, such as drivers with no modalias (scsi_debug).
+ * libkmod adds their options from modprobe.d and from MODULE.PARAM= words
+ * of the command line.  finit_module() returns once the module's
+ * asynchronous work (a SCSI host scan) is done, so its devices are there
+ * for the engine's enumeration.
+ */
+static void load_cmdline_modules(const struct ap_bootparams *bp)
+{
+	struct kmod_ctx *ctx;
+	size_t i;
+
+	if (bp->n_modules == 0 || ap_cfg.no_modules || ap_cfg.dry_run)
+		return;
+	ctx = kmod_new(ap_cfg.modules_dir, NULL);
+	if (!ctx) {
+		log_warning("asyncprobe.modules: cannot open the module index");
+		return;
+	}
+	for (i = 0; i < bp->n_modules; i++)
+		insert_module(ctx, bp->modules[i], "the kernel command line", false);
+	kmod_unref(ctx);
+}
+
 /* The value of @key in mount data "a=1,b=2", copied into @buf. */
 static bool data_get(const char *data, const char *key, char *buf, size_t size)
 {
@@ -1371,6 +1396,7 @@ static void __attribute__((noreturn)) init_pid1(int argc, char **argv)
 		log_warning("mkdir %s: %m", dir);
 	apply_bootparams(&bp, true);
 	write_timing("init_start_ms=%llu", (unsigned long long)(ap_now_ns() / 1000000ULL));
+	load_cmdline_modules(&bp);
 
 	for (;;) {
 		char *why = NULL;
@@ -1415,6 +1441,7 @@ static int init_unit(void)
 		log_debug("mkdir %s: %m; no manifest, trace or plot there", dir);
 	apply_bootparams(&bp, stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && access(dir, W_OK) == 0);
 	ap_log_open(ap_cfg.log_target, ap_cfg.verbose);
+	load_cmdline_modules(&bp);
 
 	if (bp.root && !bp.root_error) {
 		r = ap_root_spec_devpath(&bp.root_spec, &relpath);

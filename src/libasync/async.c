@@ -172,7 +172,8 @@ struct async_entry {
 };
 
 struct async_waiter {
-	struct async_waiter *next;
+	struct async_waiter *next, *prev;
+	struct async_waiter *tail;      /* valid in the head of a list only */
 	async_cookie_t target;
 	pthread_cond_t cond;
 	bool done;
@@ -455,6 +456,10 @@ static void wake_waiters(struct async_waiter **list, async_cookie_t low)
 		struct async_waiter *w = *list;
 
 		*list = w->next;
+		if (w->next) {
+			w->next->prev = NULL;
+			w->next->tail = w->tail;
+		}
 		w->done = true;
 		pthread_cond_signal(&w->cond);
 	}
@@ -1183,12 +1188,43 @@ ASYNC_EXPORT async_cookie_t async_schedule_special(async_func_t *func, void *dat
 /* ------------------------------------------------------------------ */
 /* Synchronization                                                      */
 
+/*
+ * Waiters come nearly in target order (each call syncing on its own
+ * cookie, workers starting them a little out of order): the list is
+ * doubly linked and the head keeps the tail, so a new waiter is placed by
+ * walking back from the tail over the few with a higher target, not from
+ * the head over every blocked waiter (quadratic with thousands of them).
+ * Equal targets stay in arrival order.
+ */
 static void insert_waiter(struct async_waiter **list, struct async_waiter *w)
 {
-	while (*list && (*list)->target <= w->target)
-		list = &(*list)->next;
-	w->next = *list;
-	*list = w;
+	struct async_waiter *head = *list, *t;
+
+	w->tail = NULL;
+	if (!head) {
+		w->next = w->prev = NULL;
+		w->tail = w;
+		*list = w;
+		return;
+	}
+	for (t = head->tail; t && t->target > w->target; t = t->prev)
+		;
+	if (!t) {
+		/* before the head: the new head takes the tail over */
+		w->prev = NULL;
+		w->next = head;
+		w->tail = head->tail;
+		head->prev = w;
+		*list = w;
+		return;
+	}
+	w->prev = t;
+	w->next = t->next;
+	if (t->next)
+		t->next->prev = w;
+	else
+		head->tail = w;
+	t->next = w;
 }
 
 /*

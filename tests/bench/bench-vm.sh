@@ -2,12 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # "make bench-vm": every benchmark of issue 6 from one command, from a
 # build tree.  The core benchmark (bench-core, issue 1) first, then the VM
-# benchmarks (time-to-root, fastboot).  JSON lines go to stdout and to
+# benchmarks (time-to-root, fastboot, scale).  JSON lines go to stdout and to
 # tests/bench/results.jsonl in the build tree, tables to stderr; the plot
 # (tests/bench/plot.py) is written to tests/bench/bench.svg.
 #
 # Environment: BENCH_PAIRS (3), BENCH_ONLY (a space-separated subset of
-# "core time-to-root fastboot").
+# "core time-to-root fastboot scale").
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
 export top_srcdir top_builddir
@@ -15,7 +15,7 @@ BENCH_OUT=$top_builddir/tests/bench/results.jsonl
 export BENCH_OUT
 mkdir -p "$top_builddir/tests/bench"
 : >"$BENCH_OUT"
-only=${BENCH_ONLY:-core time-to-root fastboot}
+only=${BENCH_ONLY:-core time-to-root fastboot scale}
 rc=0
 for b in $only; do
 	case $b in

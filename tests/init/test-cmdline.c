@@ -388,6 +388,7 @@ static void test_bootparams_defaults(void **state)
 	assert_int_equal(p.verbose, -1);
 	assert_int_equal(p.shell, -1);
 	assert_int_equal(p.n_blacklist, 0);
+	assert_int_equal(p.n_modules, 0);
 	assert_int_equal(p.n_invalid, 0);
 	ap_bootparams_clear(&p);
 }
@@ -401,7 +402,9 @@ static void test_bootparams_full(void **state)
 		"rootflags=noatime,data=ordered rw init=/lib/systemd/systemd rootwait rootdelay=3 "
 		"panic=10 modprobe.blacklist=ahci,nvme modprobe.blacklist=uas quiet fastboot "
 		"asyncprobe.timeout=2.5 asyncprobe.root-timeout=60 asyncprobe.trace=0 "
-		"asyncprobe.threads=4 asyncprobe.debug asyncprobe.shell=no -- ro single", &p), 0);
+		"asyncprobe.threads=4 asyncprobe.debug asyncprobe.shell=no "
+		"asyncprobe.modules=scsi_debug,,loop rd.driver.pre=dm_mod scsi_debug.num_tgts=4 "
+		"-- ro single asyncprobe.modules=nope", &p), 0);
 	assert_string_equal(p.root, "UUID=abcd-ef");
 	assert_int_equal(p.root_spec.kind, AP_ROOT_UUID);
 	assert_string_equal(p.root_spec.value, "abcd-ef");
@@ -419,6 +422,10 @@ static void test_bootparams_full(void **state)
 	assert_string_equal(p.blacklist[0], "ahci");
 	assert_string_equal(p.blacklist[1], "nvme");
 	assert_string_equal(p.blacklist[2], "uas");
+	assert_int_equal(p.n_modules, 3);       /* in order, empty names dropped */
+	assert_string_equal(p.modules[0], "scsi_debug");
+	assert_string_equal(p.modules[1], "loop");
+	assert_string_equal(p.modules[2], "dm_mod");
 	assert_true(p.quiet);
 	assert_int_equal(p.fastboot, 1);
 	assert_int_equal(p.timeout_ms, 2500);

@@ -15,6 +15,10 @@
 #                                  (only with "aptest.dump" on the command line)
 #   @@AP kmsg LINE                 asyncprobe's lines in the kernel log
 #   @@AP done                      last line before power-off
+#   @@AP scale disks=N ...         only this line, then power-off, with
+#                                  "aptest.scale" on the command line (the
+#                                  scale benchmark: thousands of links would
+#                                  take minutes on a TCG serial console)
 #
 # The harness (lib.sh) parses these lines; nothing here depends on which
 # initramfs booted the system.
@@ -29,6 +33,22 @@ exec </dev/null >/dev/console 2>&1
 dmesg -n 1 2>/dev/null
 echo "@@AP uptime $up"
 echo "@@AP cmdline $(cat /proc/cmdline)"
+
+# The scale benchmark (tests/bench/scale.sh): SCSI disks, the disks that
+# have a by-id link, links per directory, and asyncprobe's own figures from
+# its manifest.  The same line as tests/bench/scale-udev-init.sh prints.
+case " $(cat /proc/cmdline) " in
+*" aptest.scale "*)
+	disks=$(ls /sys/block | grep -c '^sd')
+	byid=$(ls -l /dev/disk/by-id/ 2>/dev/null | sed -n 's|.*/\(sd[a-z]*\)$|\1|p' | sort -u | wc -l)
+	n() { ls "/dev/disk/$1" 2>/dev/null | wc -l; }
+	m=$(sed -n 's/.*"elapsed_ms":\([0-9.]*\),"peak_rss_kib":\([-0-9]*\)}.*/elapsed_ms=\1 peak_rss_kib=\2/p' \
+		/run/asyncprobe/manifest.json 2>/dev/null | tail -1)
+	echo "@@AP scale disks=$disks byid_disks=$byid by_id=$(n by-id) by_path=$(n by-path) by_uuid=$(n by-uuid) $m"
+	echo "@@AP done"
+	poweroff -f
+	;;
+esac
 
 # One word that names a physical disk whatever its kernel name: its serial
 # from sysfs (virtio-blk: serial, NVMe: device/serial, SCSI and ATA: VPD
