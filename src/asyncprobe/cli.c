@@ -295,9 +295,11 @@ static int resolve_aliases(const char **aliases, size_t n)
 }
 
 /*
- * Outside PID 1 and unit mode: SIGINT or SIGTERM lets the calls in flight
- * finish (each link is renamed into place, so none is left half made) and
- * the run ends with 128 + the signal; a second one ends it at once.
+ * Outside PID 1: SIGINT or SIGTERM stops the run early (engine.c, "A stop
+ * request"): no further device is probed or published, a device already
+ * publishing finishes its links (each is renamed into place, so none is
+ * left half made), and the run ends with 128 + the signal; a second one
+ * ends it at once.
  */
 static volatile sig_atomic_t cli_signal;
 
@@ -309,6 +311,7 @@ static void on_stop_signal(int sig)
 		return;
 	}
 	cli_signal = sig;
+	ap_engine_request_stop(sig);
 }
 
 static void catch_stop_signals(void)
@@ -356,8 +359,9 @@ int main(int argc, char **argv)
 	}
 	r = ap_engine_finish(e);
 	ap_engine_free(e);
-	if (cli_signal) {
-		log_notice("stopped on %s after the calls in flight finished",
+	if (cli_signal && r != 128 + cli_signal) {
+		/* it came after the engine's last look: the run was complete */
+		log_notice("stopped on %s after the run was complete",
 			   cli_signal == SIGINT ? "SIGINT" : "SIGTERM");
 		r = 128 + cli_signal;
 	}

@@ -69,6 +69,17 @@
  * single worker thread (rule iii is unchanged), so the top level can
  * abandon a hung call there too.
  *
+ * A stop request (ap_engine_request_stop(): SIGINT or SIGTERM outside
+ * PID 1) ends a run early but leaves a link tree that some complete run
+ * could have been in the middle of making: the links of every device up to
+ * some cookie, and none after it.  The top level sees the request within
+ * AP_HANG_CHECK_MS; from then on no call starts its work, no call that
+ * reaches step 2 publishes or spawns, and calls busy before step 2 are
+ * abandoned (so a hung one does not keep the run alive).  A call already
+ * publishing finishes its links.  Since a call passes step 2 only after
+ * every lower cookie has completed, the calls that published form a
+ * prefix of cookie order; a rerun makes the rest.
+ *
  * Devices that appear later (the uevent monitor sees them after coldplug
  * is complete and no waiting parent claims them) are scheduled as they
  * arrive; their cookies depend on timing by nature.
@@ -81,6 +92,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -153,6 +165,7 @@ struct ap_node {
 	bool at_sync;                   /* engine lock: reached step 2, cannot be abandoned */
 	bool abandoned;                 /* engine lock: given up on; publishes nothing */
 	bool abandoned_returned;        /* engine lock: ... and its call has returned */
+	bool stopped;                   /* engine lock: skipped, dropped or abandoned on a stop request */
 	uint64_t t_abandoned;
 	int sync_result;                /* the call's own: 0 not yet, 1 passed, -1 abandoned */
 };
@@ -186,7 +199,16 @@ struct ap_engine {
 	bool progress;
 	uint64_t t0, t1;
 	bool finished;
+	bool stopping;                  /* lock: a stop request was seen */
 };
+
+/* Set from a signal handler: see "A stop request". */
+static volatile sig_atomic_t stop_request;
+
+void ap_engine_request_stop(int sig)
+{
+	stop_request = sig ? sig : SIGTERM;
+}
 
 static void node_run(void *data, async_cookie_t cookie);
 
@@ -338,6 +360,11 @@ static struct ap_node *node_find_locked(struct ap_engine *e, const char *syspath
 static void ap_spawn(struct ap_engine *e, struct ap_node *n)
 {
 	pthread_mutex_lock(&e->lock);
+	if (e->stopping) {
+		n->stopped = true;      /* never scheduled */
+		pthread_mutex_unlock(&e->lock);
+		return;
+	}
 	n->state = NODE_SPAWNED;
 	n->t_spawn = ap_now_ns();
 	e->pending++;
@@ -679,14 +706,23 @@ static bool sync_own_cookie(struct ap_node *n)
 	pthread_mutex_lock(&e->lock);
 	if (!n->abandoned)
 		n->at_sync = true;
-	n->sync_result = n->abandoned ? -1 : 1;
+	if (e->stopping && !n->abandoned)
+		n->stopped = true;
+	n->sync_result = n->abandoned || n->stopped ? -1 : 1;
 	pthread_mutex_unlock(&e->lock);
 	if (n->sync_result < 0)
 		return false;
 	async_synchronize_cookie(n->cookie);
 	n->t_sync1 = ap_now_ns();
 	ap_trace_phase(n->cookie, "sync", n->t_sync0, n->t_sync1);
-	return true;
+	/* every lower cookie is done: a stop seen now keeps the tree a prefix */
+	pthread_mutex_lock(&e->lock);
+	if (e->stopping) {
+		n->stopped = true;
+		n->sync_result = -1;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return n->sync_result > 0;
 }
 
 static void load_modules(struct ap_node *n, const char *who)
@@ -901,6 +937,7 @@ static void node_run(void *data, async_cookie_t cookie)
 	struct udev *udev;
 	size_t i;
 	char label[300];
+	bool skip;
 
 	n->t_start = ap_now_ns();
 	pthread_mutex_lock(&e->lock);
@@ -908,7 +945,10 @@ static void node_run(void *data, async_cookie_t cookie)
 	n->state = NODE_RUNNING;
 	n->phase = "starting";
 	n->t_progress = n->t_start;
+	skip = n->stopped = e->stopping;
 	pthread_mutex_unlock(&e->lock);
+	if (skip)
+		goto done;
 
 	snprintf(label, sizeof(label), "%s", node_label(n));
 	ap_trace_label(cookie, n->discovery ? "discover" : ap_kind_to_string(n->kind), label);
@@ -935,8 +975,12 @@ static void node_run(void *data, async_cookie_t cookie)
 	pthread_mutex_lock(&e->lock);
 	if (n->abandoned) {
 		/* counted as done when it was abandoned; touch nothing shared */
-		log_notice("%s: the abandoned call returned after %.1f s; its results are dropped",
-			   node_label(n), ms_since(n->t_start, ap_now_ns()) / 1000.0);
+		if (n->stopped)
+			log_debug("%s: the call stopped returned after %.1f s; its results are dropped",
+				  node_label(n), ms_since(n->t_start, ap_now_ns()) / 1000.0);
+		else
+			log_notice("%s: the abandoned call returned after %.1f s; its results are dropped",
+				   node_label(n), ms_since(n->t_start, ap_now_ns()) / 1000.0);
 		n->abandoned_returned = true;
 		e->abandoned_running--;
 		pthread_cond_broadcast(&e->cond);
@@ -949,6 +993,7 @@ static void node_run(void *data, async_cookie_t cookie)
 	for (i = 0; i < n->n_children; i++)
 		ap_spawn(e, n->children[i]);
 
+done:
 	n->t_end = ap_now_ns();
 	pthread_mutex_lock(&e->lock);
 	n->state = NODE_DONE;
@@ -1058,7 +1103,7 @@ static void on_uevent(const char *action, const char *syspath, void *userdata)
 	if (strcmp(action, "add") != 0)
 		return;
 	pthread_mutex_lock(&e->lock);
-	if (e->finished) {
+	if (e->finished || e->stopping) {
 		pthread_mutex_unlock(&e->lock);
 		return;
 	}
@@ -1149,6 +1194,40 @@ static void abandon_hung_locked(struct ap_engine *e)
 }
 
 /*
+ * Act on a stop request (engine lock held): see "A stop request".  Calls
+ * not yet started return at once when they start, so only the calls busy
+ * before step 2 are abandoned here.
+ */
+static void stop_if_requested_locked(struct ap_engine *e)
+{
+	uint64_t now;
+	unsigned int n_busy = 0;
+	size_t i;
+
+	if (!stop_request || e->stopping)
+		return;
+	e->stopping = true;
+	now = ap_now_ns();
+	for (i = 0; e->on_worker && i < e->n_nodes; i++) {
+		struct ap_node *n = e->nodes[i];
+
+		if ((n->state != NODE_RUNNING && n->state != NODE_COLLECTED) || n->at_sync ||
+		    n->abandoned || async_abandon(n->cookie) < 0)
+			continue;
+		n->abandoned = n->stopped = true;
+		n->t_abandoned = now;
+		e->pending--;
+		e->abandoned_running++;
+		n_busy++;
+		ap_trace_mark(n->cookie, "stopped", now);
+	}
+	log_notice("stopping on %s: %u call%s in progress left unfinished, no further device "
+		   "is probed or published", stop_request == SIGINT ? "SIGINT" : "SIGTERM",
+		   n_busy, n_busy == 1 ? "" : "s");
+	pthread_cond_broadcast(&e->cond);
+}
+
+/*
  * The top level's loop: drain the FIFO (sequential mode) and wait until
  * nothing is pending, or @until returns true, or @deadline_ns passes.
  */
@@ -1160,6 +1239,9 @@ static void settle(struct ap_engine *e, bool (*until)(struct ap_engine *, const 
 	for (;;) {
 		bool idle;
 
+		pthread_mutex_lock(&e->lock);
+		stop_if_requested_locked(e);
+		pthread_mutex_unlock(&e->lock);
 		drain(e);
 		pthread_mutex_lock(&e->lock);
 		idle = e->pending == 0 && !e->fifo_head;
@@ -1188,6 +1270,7 @@ static void settle(struct ap_engine *e, bool (*until)(struct ap_engine *, const 
 			ts.tv_sec = (time_t)(wake / 1000000000ULL);
 			ts.tv_nsec = (long)(wake % 1000000000ULL);
 			pthread_cond_timedwait(&e->cond, &e->lock, &ts);
+			stop_if_requested_locked(e);
 			abandon_hung_locked(e);
 			if (until && (e->publish_seq != seq || e->pending != pend))
 				break;
@@ -1328,14 +1411,20 @@ int ap_engine_wait_path(struct ap_engine *e, const char *relpath, unsigned int t
 		deadline = ap_now_ns() + (uint64_t)timeout_ms * 1000000ULL;
 
 	for (;;) {
+		bool stopping;
+
 		if (path_exists(e, &p))
 			return 0;
 		settle(e, path_exists, &p, deadline);
 		if (path_exists(e, &p))
 			return 0;
 		pthread_mutex_lock(&e->lock);
+		stop_if_requested_locked(e);
+		stopping = e->stopping;
 		idle = e->pending == 0 && !e->fifo_head && e->coldplug_done;
 		pthread_mutex_unlock(&e->lock);
+		if (stopping)
+			return -EINTR;
 		if (deadline && ap_now_ns() >= deadline)
 			return -ETIMEDOUT;
 		if (idle && timeout_ms == 0)
@@ -1344,15 +1433,16 @@ int ap_engine_wait_path(struct ap_engine *e, const char *relpath, unsigned int t
 			/* forever, or until the deadline: wait for hotplug */
 			struct timespec ts;
 
+			uint64_t wake = ap_now_ns() + AP_HANG_CHECK_MS * 1000000ULL;
+
+			/* woken by hotplug; a stop request is polled */
+			if (deadline && deadline < wake)
+				wake = deadline;
 			pthread_mutex_lock(&e->lock);
 			if (!e->fifo_head && e->pending == 0) {
-				if (deadline) {
-					ts.tv_sec = (time_t)(deadline / 1000000000ULL);
-					ts.tv_nsec = (long)(deadline % 1000000000ULL);
-					pthread_cond_timedwait(&e->cond, &e->lock, &ts);
-				} else {
-					pthread_cond_wait(&e->cond, &e->lock);
-				}
+				ts.tv_sec = (time_t)(wake / 1000000000ULL);
+				ts.tv_nsec = (long)(wake % 1000000000ULL);
+				pthread_cond_timedwait(&e->cond, &e->lock, &ts);
 			}
 			pthread_mutex_unlock(&e->lock);
 		}
@@ -1459,8 +1549,15 @@ static void json_abandoned(FILE *f, const struct ap_node *n)
 {
 	char buf[128];
 
-	snprintf(buf, sizeof(buf), "abandoned while %s", n->phase ? n->phase : "running");
+	snprintf(buf, sizeof(buf), "%s while %s", n->stopped ? "stopped" : "abandoned",
+		 n->phase ? n->phase : "running");
 	json_str(f, buf);
+}
+
+/* A node a stop request left alone (not abandoned): see "A stop request". */
+static const char *stopped_status(const struct ap_node *n)
+{
+	return n->sync_result < 0 ? "stopped before publishing" : "stopped before probing";
 }
 
 /*
@@ -1485,6 +1582,10 @@ static long peak_rss_kib(void)
 
 static void json_time(FILE *f, struct ap_engine *e, const struct ap_node *n)
 {
+	if (n->stopped && !n->abandoned) {
+		fputs(",\"time\":{}", f);       /* it did not run to the end */
+		return;
+	}
 	if (n->abandoned) {
 		/* the other times are its running call's */
 		fprintf(f, ",\"time\":{\"spawn_ms\":%.3f,\"start_ms\":%.3f,\"abandoned_ms\":%.3f}",
@@ -1502,6 +1603,8 @@ static void json_time(FILE *f, struct ap_engine *e, const struct ap_node *n)
 struct counts {
 	unsigned int controllers, devices, links, links_failed, mod_ok, mod_failed, errors, mod_none;
 	unsigned int abandoned;
+	unsigned int stopped;           /* not run to the end because of a stop request */
+	int stop_signal;                /* that request's signal, or 0 */
 };
 
 static void count(struct ap_engine *e, struct ap_node **v, size_t nv, struct counts *c)
@@ -1512,8 +1615,9 @@ static void count(struct ap_engine *e, struct ap_node **v, size_t nv, struct cou
 	for (i = 0; i < nv; i++) {
 		struct ap_node *n = v[i];
 
+		c->stopped += n->stopped;
 		if (n->discovery) {
-			c->abandoned += n->abandoned;
+			c->abandoned += n->abandoned && !n->stopped;
 			continue;
 		}
 		if (n->kind == AP_KIND_CONTROLLER)
@@ -1522,7 +1626,7 @@ static void count(struct ap_engine *e, struct ap_node **v, size_t nv, struct cou
 			c->devices++;
 		if (n->abandoned) {
 			/* the rest is its running call's */
-			c->abandoned++;
+			c->abandoned += !n->stopped;
 			continue;
 		}
 		if (n->error)
@@ -1573,6 +1677,8 @@ static void count(struct ap_engine *e, struct ap_node **v, size_t nv, struct cou
 
 static int exit_status(const struct counts *c)
 {
+	if (c->stop_signal)
+		return 128 + c->stop_signal;
 	return c->mod_failed || c->mod_none || c->errors || c->links_failed || c->abandoned
 	       ? AP_EXIT_DEGRADED : AP_EXIT_OK;
 }
@@ -1629,6 +1735,9 @@ static int write_json(struct ap_engine *e, struct ap_node **v, size_t nv, const 
 		if (n->abandoned) {
 			fputs(",\"status\":", f);
 			json_abandoned(f, n);
+		} else if (n->stopped) {
+			fputs(",\"status\":", f);
+			json_str(f, stopped_status(n));
 		}
 		json_time(f, e, n);
 		fputs("}", f);
@@ -1697,6 +1806,8 @@ static int write_json(struct ap_engine *e, struct ap_node **v, size_t nv, const 
 		fprintf(f, ",\"hotplug\":%s,\"status\":", n->hotplug ? "true" : "false");
 		if (n->abandoned) {
 			json_abandoned(f, n);
+		} else if (n->stopped) {
+			json_str(f, stopped_status(n));
 		} else if (n->error) {
 			fputs("\"", f);
 			fprintf(f, "%s: %s", n->error_what ? n->error_what : "error", strerror(-n->error));
@@ -1737,10 +1848,10 @@ static int write_json(struct ap_engine *e, struct ap_node **v, size_t nv, const 
 
 	fprintf(f, "  \"summary\": {\"controllers\":%u,\"devices\":%u,\"links\":%u,"
 		"\"links_failed\":%u,\"modules_loaded\":%u,\"modules_failed\":%u,"
-		"\"modules_missing\":%u,\"errors\":%u,\"abandoned\":%u,\"exit_status\":%d,"
-		"\"time\":{\"elapsed_ms\":%.3f,\"peak_rss_kib\":%ld}}\n}\n",
+		"\"modules_missing\":%u,\"errors\":%u,\"abandoned\":%u,\"stopped\":%u,"
+		"\"exit_status\":%d,\"time\":{\"elapsed_ms\":%.3f,\"peak_rss_kib\":%ld}}\n}\n",
 		c->controllers, c->devices, c->links, c->links_failed, c->mod_ok, c->mod_failed,
-		c->mod_none, c->errors, c->abandoned, exit_status(c), ms_since(e->t0, e->t1),
+		c->mod_none, c->errors, c->abandoned, c->stopped, exit_status(c), ms_since(e->t0, e->t1),
 		peak_rss_kib());
 	if (f != stdout) {
 		if (fclose(f) != 0) {
@@ -1798,6 +1909,8 @@ int ap_engine_finish(struct ap_engine *e)
 		return AP_EXIT_SYSTEM;
 	qsort(v, nv, sizeof(*v), node_cookie_cmp);
 	count(e, v, nv, &c);
+	if (e->stopping)
+		c.stop_signal = stop_request;
 	status = exit_status(&c);
 
 	if (ap_cfg.json_file && write_json(e, v, nv, &c, ap_cfg.json_file) < 0)
@@ -1815,6 +1928,11 @@ int ap_engine_finish(struct ap_engine *e)
 	if (c.abandoned)
 		log_error("%u device%s abandoned (no answer within --device-timeout)", c.abandoned,
 			  c.abandoned == 1 ? "" : "s");
+	if (e->stopping)
+		log_notice("stopped on %s: %u call%s not run to the end; the links made are those "
+			   "of every device up to the first of them, a rerun makes the rest",
+			   stop_request == SIGINT ? "SIGINT" : "SIGTERM", c.stopped,
+			   c.stopped == 1 ? "" : "s");
 	log_notice("%u controllers, %u devices, %u links, %u modules loaded, %u failed, "
 		   "%u without a module, %.0f ms (%s)%s", c.controllers, c.devices, c.links,
 		   c.mod_ok, c.mod_failed, c.mod_none,

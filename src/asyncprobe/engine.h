@@ -25,7 +25,8 @@ int ap_engine_start(struct ap_engine **ret);
  * "disk/by-uuid/...", or a node such as "sda1"), re-checked whenever the
  * engine publishes something.  Returns 0 when it exists, -ETIMEDOUT after
  * @timeout_ms (0 = wait until the engine is done, UINT32_MAX = forever),
- * -ENOENT when the engine is done and it does not exist.
+ * -ENOENT when the engine is done and it does not exist, -EINTR after a
+ * stop request.
  */
 int ap_engine_wait_path(struct ap_engine *e, const char *relpath, unsigned int timeout_ms);
 
@@ -37,6 +38,15 @@ int ap_engine_wait_path(struct ap_engine *e, const char *relpath, unsigned int t
 int ap_engine_finish(struct ap_engine *e);
 
 struct ap_engine *ap_engine_free(struct ap_engine *e);
+
+/*
+ * Ask the running engine to stop early (async-signal-safe; @sig is the
+ * signal, for the log and the exit status 128 + @sig): no further device
+ * is probed or published, calls in progress are left unfinished, and
+ * ap_engine_finish() returns soon with the links of a prefix of cookie
+ * order made.  For SIGINT and SIGTERM outside PID 1.
+ */
+void ap_engine_request_stop(int sig);
 
 /* A human-readable account of what was found, for PID 1's diagnosis. */
 void ap_engine_dump_state(struct ap_engine *e, FILE *f);

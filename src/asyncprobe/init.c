@@ -1413,6 +1413,7 @@ static void __attribute__((noreturn)) init_pid1(int argc, char **argv)
 static void on_signal(int sig)
 {
 	got_signal = sig;
+	ap_engine_request_stop(sig);
 }
 
 static int init_unit(void)
@@ -1479,8 +1480,7 @@ static int init_unit(void)
 		ap_notify("READY=1\nSTATUS=No root= to wait for; probing");
 	}
 	if (got_signal) {
-		log_notice("stopping on %s: finishing the calls in flight",
-			   got_signal == SIGINT ? "SIGINT" : "SIGTERM");
+		/* the engine has logged it and stops early: see ap_engine_request_stop() */
 		ap_notify("STOPPING=1");
 		/* a second signal ends it at once */
 		signal(SIGINT, SIG_DFL);

@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <spawn.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -454,6 +455,8 @@ static int run_install_command(const char *name, const char *command)
 	char *argv[] = { (char *)"/bin/sh", (char *)"-c", (char *)command, NULL };
 	char **envp;
 	size_t n = 0, i, j = 0;
+	posix_spawnattr_t attr;
+	sigset_t none, all;
 	pid_t pid;
 	int status, r;
 
@@ -467,7 +470,21 @@ static int run_install_command(const char *name, const char *command)
 			envp[j++] = environ[i];
 	snprintf(env_module, sizeof(env_module), "MODPROBE_MODULE=%s", name);
 	envp[j++] = env_module;
-	r = posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, envp);
+	/*
+	 * The command gets a clean signal state: it runs from a libasync
+	 * worker, which blocks every signal, and a PID 1 ignores some; a
+	 * command inheriting that could not even be stopped with SIGTERM.
+	 */
+	sigemptyset(&none);
+	sigfillset(&all);
+	r = posix_spawnattr_init(&attr);
+	if (r == 0) {
+		posix_spawnattr_setsigmask(&attr, &none);
+		posix_spawnattr_setsigdefault(&attr, &all);
+		posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+		r = posix_spawn(&pid, "/bin/sh", NULL, &attr, argv, envp);
+		posix_spawnattr_destroy(&attr);
+	}
 	free(envp);
 	if (r)
 		return -r;

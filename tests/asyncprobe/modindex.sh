@@ -224,7 +224,19 @@ else
 			>"$work/out3" 2>"$work/err3"
 		st=$?
 		ms=$((($(date +%s%N) - t0) / 1000000))
+		# the install command left behind must die on SIGTERM: it gets a
+		# clean signal mask, not the worker thread's (all blocked)
 		pkill -f 'sleep 61.25' 2>/dev/null
+		for i in 1 2 3 4 5 6 7 8 9 10; do
+			pgrep -f 'sleep 61.25' >/dev/null || break
+			sleep 0.2
+		done
+		if pgrep -f 'sleep 61.25' >/dev/null; then
+			nok "$mode: the hung install command does not die on SIGTERM ($(grep -E 'SigBlk|SigIgn' "/proc/$(pgrep -f 'sleep 61.25' | head -1)/status" | tr '\n' ' '))"
+			pkill -9 -f 'sleep 61.25'
+		else
+			ok "$mode: the hung install command dies on SIGTERM (clean signal mask)"
+		fi
 		if [ "$st" = 1 ] && [ "$ms" -lt 30000 ] &&
 			grep -q 'virtio2: abandoned, no answer after 2\.[5-9] s loading its driver' "$work/err3" &&
 			grep -q '"name":"virtio2",.*"status":"abandoned while loading its driver"' "$work/run3.json" &&
@@ -234,6 +246,40 @@ else
 			ok "$mode: a driver that hangs is abandoned after the timeout + 2 s, the run ends degraded in $ms ms"
 		else
 			nok "$mode: hung install command: status $st after $ms ms; $(grep -E 'abandon|virtio2' "$work/err3" | head -3)"
+		fi
+	done
+
+	# SIGINT while that driver hangs, with --device-timeout=30: the run
+	# stops at once, without waiting for the timeout (32 s), and says what
+	# it left unfinished.  The signal is sent once the install command runs
+	# (a sleep of its own length), so the handler is surely set up.
+	sed -i 's|exec sleep 61.25|exec sleep 62.75|' "$work/modprobe.conf"
+	for mode in --no-fastboot --fastboot; do
+		pkill -f 'sleep 62.75' 2>/dev/null
+		ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0:detect_leaks=0" \
+		ASYNCPROBE_CMDLINE=/dev/null umockdev-run -d "$srcdir/tests/asyncprobe/topology.umockdev" -- \
+			"$prog" --no-links --no-progress $mode -b "$work/root" -S 0.0.0-asyncprobe-test \
+			-C "$work/modprobe.conf" --device-timeout=30 --json="$work/run4.json" \
+			>"$work/out4" 2>"$work/err4" &
+		upid=$!
+		for i in $(seq 1 300); do
+			pgrep -f 'sleep 62.75' >/dev/null && break
+			sleep 0.1
+		done
+		apid=$(pgrep -P "$upid" | head -1)     # umockdev-run runs it as its child
+		t0=$(date +%s%N)
+		kill -INT "${apid:-$upid}" 2>/dev/null
+		wait "$upid"
+		st=$?
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		pkill -f 'sleep 62.75' 2>/dev/null
+		if [ "$st" = 130 ] && [ "$ms" -lt 25000 ] &&
+			grep -q 'stopping on SIGINT: [1-9][0-9]* calls\? in progress left unfinished' "$work/err4" &&
+			grep -q '"name":"virtio2",.*"status":"stopped while loading its driver"' "$work/run4.json" &&
+			grep -q '"abandoned":0,"stopped":[1-9][0-9]*,"exit_status":130,' "$work/run4.json"; then
+			ok "$mode: SIGINT while a driver hangs stops the run in $ms ms (status 130), the hung call marked stopped"
+		else
+			nok "$mode: SIGINT while a driver hangs: status $st after $ms ms (signalled ${apid:-umockdev-run}); $(tail -3 "$work/err4" | tr '\n' ' ')"
 		fi
 	done
 	rm -rf "$work"
