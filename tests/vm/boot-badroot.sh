@@ -52,15 +52,23 @@ rebooted() {
 		{ echo "asyncprobe went for the rescue path instead" | vm_diag; return 1; }
 }
 
-# 1. rootfstype= wrong for the partition
-vm_boot badroot-fstype "$VM_INITRD_AP" "root=UUID=$VM_ROOT_UUID rootfstype=xfs" 150
-rc=$?
-log=$VM_OUT/badroot-fstype.log
-no_panic "$log"; vm_ok $? "rootfstype=xfs on ext4: no kernel panic"
-no_root_init "$log"; vm_ok $? "rootfstype=xfs on ext4: no root init ran"
-says "$log" "asyncprobe: cannot boot: cannot mount /dev/disk/by-uuid/$VM_ROOT_UUID: xfs: [^;]+ \\(rootfstype=xfs; blkid sees ext4 there\\)"
-vm_ok $? "rootfstype=xfs on ext4: the diagnosis names the device, the type tried and blkid's type"
-rebooted "$log" "$rc"; vm_ok $? "rootfstype=xfs on ext4: panic=-1 and no shell: a reboot at once"
+# fails_then_reboots NAME WHAT CMDLINE DIAGNOSIS-ERE: a boot that cannot
+# succeed, its four checks
+fails_then_reboots() {
+	local name=$1 what=$2 cmdline=$3 ere=$4 rc log
+	vm_boot "$name" "$VM_INITRD_AP" "$cmdline" 150
+	rc=$?
+	log=$VM_OUT/$name.log
+	no_panic "$log"; vm_ok $? "$what: no kernel panic"
+	no_root_init "$log"; vm_ok $? "$what: nothing from the root file system ran"
+	says "$log" "$ere"; vm_ok $? "$what: the diagnosis names the device and what was tried"
+	rebooted "$log" "$rc"; vm_ok $? "$what: panic=-1 and no shell: a reboot at once"
+}
+
+# 1. rootfstype= wrong for the partition: the type tried and blkid's type
+fails_then_reboots badroot-fstype "rootfstype=xfs on ext4" \
+	"root=UUID=$VM_ROOT_UUID rootfstype=xfs" \
+	"asyncprobe: cannot boot: cannot mount /dev/disk/by-uuid/$VM_ROOT_UUID: xfs: [^;]+ \\(rootfstype=xfs; blkid sees ext4 there\\)"
 
 # 2. init= names a file the (good) root does not have
 vm_boot badroot-initfallback "$VM_INITRD_AP" "root=UUID=$VM_ROOT_UUID init=/sbin/no-such-init"
@@ -73,13 +81,8 @@ got=$(awk '$1 == "@@AP" && $2 == "root" { print $4 }' "$log")
 [ "$got" = "SER:AP_ROOT/0001-part1" ] || echo "mounted on /: '${got:-nothing}'" | vm_diag
 vm_ok "$([ "$got" = "SER:AP_ROOT/0001-part1" ]; echo $?)" "init=/sbin/no-such-init: / is the root partition"
 
-# 3. a root that mounts but has no init anywhere
-vm_boot badroot-noinit "$VM_INITRD_AP" "root=PARTUUID=$efi_partuuid init=/sbin/no-such-init" 150
-rc=$?
-log=$VM_OUT/badroot-noinit.log
-no_panic "$log"; vm_ok $? "no init: no kernel panic"
-no_root_init "$log"; vm_ok $? "no init: nothing from the root file system ran"
-says "$log" "asyncprobe: cannot boot: no init in the root file system on /dev/disk/by-partuuid/$efi_partuuid: init=/sbin/no-such-init, /sbin/init, /etc/init, /bin/init and /bin/sh are missing"
-vm_ok $? "no init: the diagnosis names the device, the missing init= and the defaults"
-rebooted "$log" "$rc"; vm_ok $? "no init: panic=-1 and no shell: a reboot at once"
+# 3. a root that mounts but has no init anywhere: init= and the defaults
+fails_then_reboots badroot-noinit "no init" \
+	"root=PARTUUID=$efi_partuuid init=/sbin/no-such-init" \
+	"asyncprobe: cannot boot: no init in the root file system on /dev/disk/by-partuuid/$efi_partuuid: init=/sbin/no-such-init, /sbin/init, /etc/init, /bin/init and /bin/sh are missing"
 exit 0
