@@ -1,21 +1,18 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Scale (issue 6, part 3): 256 and 1024 SCSI disks made by scsi_debug in
-# the VM (1 MiB each, one LUN per target, all on one host, the module's
-# default response delay).  One host: scsi_debug derives its VPD device
-# identifiers from (host + 1) * 2000 + target * 1000 + lun, so with several
-# hosts of many targets most by-id names collide (measured at 4 x 256: both
-# udev and asyncprobe give by-id links to 264 of 1024 disks)., probed once by asyncprobe --fastboot
-# and once by systemd-udevd, same kernel and QEMU settings.
+# the VM (vm_scale_sd in tests/vm/lib.sh: 1 MiB each, one LUN per target,
+# all on one host; with several hosts of many targets most by-id names
+# collide, measured at 4 x 256: both udev and asyncprobe give by-id links
+# to 264 of 1024 disks), probed once by asyncprobe --fastboot and once by
+# systemd-udevd, same kernel and QEMU settings.  tests/vm/boot-scale.sh
+# checks the asyncprobe boot at 1024 disks.
 #
 #   asyncprobe  its own initramfs with scsi_debug.ko (-m scsi_debug),
-#               loaded before the run by asyncprobe.modules=scsi_debug; the
-#               figures are the manifest's summary.time.elapsed_ms (time to
-#               all links) and summary.time.peak_rss_kib (VmHWM at the end
-#               of the run), printed by the root's init (aptest.scale).
-#               rootwait: the root partition's links come after every
-#               scsi_debug disk's in cookie order (breadth first), which
-#               can take longer than the default 30 s root timeout.
+#               loaded before the run (vm_scale_cmdline_ap); the figures
+#               are the manifest's summary.time.elapsed_ms (time to all
+#               links) and summary.time.peak_rss_kib (VmHWM at the end of
+#               the run), printed by the root's init (aptest.scale).
 #   udev        Debian's initramfs-tools initrd with its /init replaced by
 #               tests/bench/scale-udev-init.sh (a cpio archive appended to
 #               the image): scsi_debug loaded with no udevd listening, then
@@ -55,30 +52,22 @@ rm -rf "$tmp" && mkdir -p "$tmp" &&
 rm -rf "$tmp"
 
 vm_devices small
-# KEY=VALUE words of a boot's "@@AP scale" line as shell variables s_KEY
-scale_line() {
-	local kv
-	unset s_disks s_byid_disks s_by_id s_by_path s_elapsed_ms s_peak_rss_kib s_workers s_workers_rss_kib
-	for kv in $(awk '$1 == "@@AP" && $2 == "scale" { $1 = $2 = ""; print; exit }' "$1"); do
-		case $kv in *=*) declare -g "s_${kv%%=*}=${kv#*=}" ;; esac
-	done
-}
 declare -A ratio_of rss_of ms_of
 for n in $sizes; do
-	sd="scsi_debug.add_host=1 scsi_debug.num_tgts=$n scsi_debug.max_luns=1 scsi_debug.dev_size_mb=1"
+	sd=$(vm_scale_sd "$n")
 	ratios=() rsss=() mss=()
 	for ((i = 1; i <= pairs; i++)); do
 		if [ "${BENCH_SCALE_UDEV:-1}" != 0 ]; then
 			vm_boot "scale-udev-$n-$i" "$udev_img" "quiet $sd" "$limit"
-			scale_line "$VM_OUT/scale-udev-$n-$i.log"
+			vm_scale_line "$VM_OUT/scale-udev-$n-$i.log"
 		else
-			scale_line /dev/null
+			vm_scale_line /dev/null
 		fi
 		u_ms=${s_elapsed_ms:-null} u_rss=${s_peak_rss_kib:-null} u_disks=${s_disks:-null}
 		u_byid=${s_byid_disks:-null} u_w=${s_workers:-null} u_wrss=${s_workers_rss_kib:-null}
 		vm_boot "scale-ap-$n-$i" "$VM_INITRD_AP" \
-			"root=UUID=$VM_ROOT_UUID rootwait quiet fastboot aptest.scale asyncprobe.modules=scsi_debug $sd ${BENCH_SCALE_AP_EXTRA:-}" "$limit"
-		scale_line "$VM_OUT/scale-ap-$n-$i.log"
+			"$(vm_scale_cmdline_ap "$n") ${BENCH_SCALE_AP_EXTRA:-}" "$limit"
+		vm_scale_line "$VM_OUT/scale-ap-$n-$i.log"
 		a_ms=${s_elapsed_ms:-null} a_rss=${s_peak_rss_kib:-null} a_disks=${s_disks:-null}
 		a_byid=${s_byid_disks:-null}
 		r=$(bench_ratio "$a_ms" "$u_ms")

@@ -14,6 +14,7 @@
 #   vm_links LOG             "by-x/name IDENT" lines the booted system saw
 #   vm_uptime LOG            uptime at the root fs's /sbin/init
 #   vm_extract LOG FILE DEST a /run/asyncprobe file printed base64 by init
+#   vm_scale_*               the scsi_debug scale boot's command line and figures
 #
 # Environment: ASYNCPROBE_TEST_CACHE (default /var/cache/asyncprobe-test,
 # or ~/.cache/asyncprobe-test when that is not writable), ASYNCPROBE_TEST_KVER
@@ -441,6 +442,46 @@ vm_after_init() {
 	else
 		sed -n '/asyncprobe/,$p' "$1"
 	fi
+}
+
+# --------------------------------------------------------------- scale
+
+# The scale boots (tests/bench/scale.sh, tests/vm/boot-scale.sh): N SCSI
+# disks made by scsi_debug in the VM, 1 MiB each, one LUN per target, all
+# on one host (scsi_debug derives its VPD device identifiers from
+# (host + 1) * 2000 + target * 1000 + lun, so with several hosts of many
+# targets most by-id names collide), the module's default response delay.
+vm_scale_sd() {
+	echo "scsi_debug.add_host=1 scsi_debug.num_tgts=$1 scsi_debug.max_luns=1 scsi_debug.dev_size_mb=1"
+}
+
+# asyncprobe's command line for N disks, with an initramfs built by
+# "vm_initrd_asyncprobe -m scsi_debug": scsi_debug is loaded before the run
+# (asyncprobe.modules=), the root's init prints only the "@@AP scale" lines
+# (aptest.scale).  rootwait: the root partition's links come after every
+# scsi_debug disk's in cookie order (breadth first), which can take longer
+# than the default 30 s root timeout.
+vm_scale_cmdline_ap() {
+	echo "root=UUID=$VM_ROOT_UUID rootwait quiet fastboot aptest.scale asyncprobe.modules=scsi_debug $(vm_scale_sd "$1")"
+}
+
+# vm_scale_line LOG: the KEY=VALUE words of the boot's "@@AP scale" line as
+# shell variables s_KEY (disks, byid_disks, by_id, by_path, by_uuid,
+# elapsed_ms, peak_rss_kib; the udev side also workers, workers_rss_kib);
+# those the line lacks are unset.
+vm_scale_line() {
+	local kv
+	unset s_disks s_byid_disks s_by_id s_by_path s_by_uuid s_elapsed_ms s_peak_rss_kib \
+		s_workers s_workers_rss_kib
+	for kv in $(awk '$1 == "@@AP" && $2 == "scale" { $1 = $2 = ""; print; exit }' "$1"); do
+		case $kv in *=*) declare -g "s_${kv%%=*}=${kv#*=}" ;; esac
+	done
+}
+
+# vm_scale_summary LOG: the "summary" object of asyncprobe's manifest as
+# the root's init printed it ("@@AP scale-summary"), or nothing.
+vm_scale_summary() {
+	awk '$1 == "@@AP" && $2 == "scale-summary" { $1 = $2 = ""; sub(/^ +/, ""); print; exit }' "$1"
 }
 
 # ----------------------------------------------------------- expectations

@@ -15,7 +15,8 @@
 #                                  (only with "aptest.dump" on the command line)
 #   @@AP kmsg LINE                 asyncprobe's lines in the kernel log
 #   @@AP done                      last line before power-off
-#   @@AP scale disks=N ...         only this line, then power-off, with
+#   @@AP scale disks=N ...         only this line and the manifest's
+#   @@AP scale-summary {...}       summary object, then power-off, with
 #                                  "aptest.scale" on the command line (the
 #                                  scale benchmark: thousands of links would
 #                                  take minutes on a TCG serial console)
@@ -45,6 +46,8 @@ case " $(cat /proc/cmdline) " in
 	m=$(sed -n 's/.*"elapsed_ms":\([0-9.]*\),"peak_rss_kib":\([-0-9]*\)}.*/elapsed_ms=\1 peak_rss_kib=\2/p' \
 		/run/asyncprobe/manifest.json 2>/dev/null | tail -1)
 	echo "@@AP scale disks=$disks byid_disks=$byid by_id=$(n by-id) by_path=$(n by-path) by_uuid=$(n by-uuid) $m"
+	s=$(sed -n 's/^ *"summary": *//p' /run/asyncprobe/manifest.json 2>/dev/null | tail -1)
+	echo "@@AP scale-summary $s"
 	echo "@@AP done"
 	poweroff -f
 	;;
