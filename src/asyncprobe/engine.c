@@ -1283,7 +1283,8 @@ int ap_engine_start(struct ap_engine **ret)
 		log_info("fastboot requested, but libasync runs calls synchronously");
 	if (!e->on_worker)
 		async_set_enabled(false);
-	async_set_max_threads(e->parallel ? ap_cfg.max_threads : 1);
+	async_set_max_threads(!e->parallel ? 1 : ap_cfg.max_threads ? ap_cfg.max_threads
+								    : AP_DEFAULT_MAX_THREADS);
 	if (ap_cfg.trace_file || ap_cfg.plot_file)
 		ap_trace_enable();
 	e->progress = ap_cfg.progress;
