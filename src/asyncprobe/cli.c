@@ -6,8 +6,10 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <math.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -331,6 +333,9 @@ int main(int argc, char **argv)
 	bool pid1 = getpid() == 1, done = false;
 	int r;
 
+	/* Before any thread: an arena per worker is most of their memory (README, Performance). */
+	if (!getenv("MALLOC_ARENA_MAX"))
+		(void)mallopt(M_ARENA_MAX, AP_MALLOC_ARENA_MAX);
 	ap_config_defaults(&ap_cfg);
 	r = parse_args(argc, argv, pid1, &resolve, &n_resolve, &done);
 	if (r != 0 || done) {

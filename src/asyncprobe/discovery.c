@@ -14,11 +14,16 @@
  * must be used from the thread that allocated it), so this file hands out
  * plain strings and every caller brings its own struct udev.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/eventfd.h>
@@ -298,6 +303,97 @@ void ap_found_list_free(struct ap_found_list *l)
 	memset(l, 0, sizeof(*l));
 }
 
+static int found_add_path(struct ap_found_list *l, char *syspath, char *devpath,
+			  enum ap_kind kind, unsigned int partnum)
+{
+	struct ap_found *f;
+
+	if (!syspath || !devpath) {
+		free(syspath);
+		free(devpath);
+		return -ENOMEM;
+	}
+	if (l->n == l->allocated) {
+		size_t na = l->allocated ? l->allocated * 2 : 16;
+		struct ap_found *v = realloc(l->v, na * sizeof(*v));
+
+		if (!v) {
+			free(syspath);
+			free(devpath);
+			return -ENOMEM;
+		}
+		l->v = v;
+		l->allocated = na;
+	}
+	f = &l->v[l->n++];
+	memset(f, 0, sizeof(*f));
+	f->syspath = syspath;
+	f->devpath = devpath;
+	f->kind = kind;
+	f->partnum = partnum;
+	return 0;
+}
+
+/*
+ * The devices a disk owns are its partitions: the directories below its
+ * syspath that have a "partition" attribute (the kernel's layout, the same
+ * under umockdev).  Read here directly: a libudev enumeration of the disk's
+ * subtree builds, reads and classifies every device found and its parent,
+ * about 850,000 instructions per disk against some 30,000 (callgrind).
+ */
+static int enumerate_partitions(const char *syspath, const char *devpath,
+				struct ap_found_list *ret)
+{
+	struct ap_found_list l = {};
+	struct dirent *de;
+	DIR *dir;
+	int r = 0;
+
+	dir = opendir(syspath);
+	if (!dir)
+		return errno == ENOENT ? 0 : -errno;    /* gone meanwhile: nothing below */
+	while ((de = readdir(dir))) {
+		char *child, *child_devpath, buf[32];
+		unsigned long num;
+		char *end;
+		FILE *f;
+		size_t n;
+
+		if (de->d_name[0] == '.' || (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
+			continue;
+		if (asprintf(&child, "%s/%s/partition", syspath, de->d_name) < 0) {
+			r = -ENOMEM;
+			break;
+		}
+		f = fopen(child, "re");
+		if (!f) {
+			free(child);
+			continue;   /* not a partition (queue, holders, power...) */
+		}
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		errno = 0;
+		num = strtoul(buf, &end, 10);
+		if (errno || end == buf)
+			num = 0;
+		child[strlen(child) - strlen("/partition")] = '\0';
+		if (asprintf(&child_devpath, "%s/%s", devpath, de->d_name) < 0)
+			child_devpath = NULL;
+		r = found_add_path(&l, child, child_devpath, AP_KIND_PARTITION, (unsigned int)num);
+		if (r < 0)
+			break;
+	}
+	closedir(dir);
+	if (r < 0) {
+		ap_found_list_free(&l);
+		return r;
+	}
+	ap_found_list_sort(&l);
+	*ret = l;
+	return 0;
+}
+
 static int found_add(struct ap_found_list *l, struct udev_device *dev, enum ap_kind kind)
 {
 	struct ap_found *f;
@@ -335,6 +431,7 @@ int ap_enumerate(struct udev *udev, const char *parent_syspath, bool all_modules
 	struct udev_list_entry *item;
 	struct udev_device *parent = NULL;
 	struct ap_found_list ctrl = {}, rest = {};
+	enum ap_kind parent_kind = AP_KIND_NONE;
 	size_t i;
 	int r;
 
@@ -345,6 +442,11 @@ int ap_enumerate(struct udev *udev, const char *parent_syspath, bool all_modules
 		parent = udev_device_new_from_syspath(udev, parent_syspath);
 		if (!parent) {
 			r = -errno ?: -ENODEV;
+			goto out;
+		}
+		parent_kind = ap_classify(parent, all_modules, include_loop);
+		if (parent_kind == AP_KIND_DISK) {
+			r = enumerate_partitions(parent_syspath, udev_device_get_devpath(parent), ret);
 			goto out;
 		}
 		r = udev_enumerate_add_match_parent(en, parent);
@@ -372,7 +474,12 @@ int ap_enumerate(struct udev *udev, const char *parent_syspath, bool all_modules
 		if (!dev)
 			continue;   /* gone meanwhile */
 		kind = ap_classify(dev, all_modules, include_loop);
-		if (kind == AP_KIND_NONE) {
+		/*
+		 * A partition's owner is its disk, and disks list their own
+		 * (enumerate_partitions()): here it is nobody's business, so
+		 * its parents need not be read and classified.
+		 */
+		if (kind == AP_KIND_NONE || kind == AP_KIND_PARTITION) {
 			udev_device_unref(dev);
 			continue;
 		}
