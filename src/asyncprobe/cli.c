@@ -303,16 +303,19 @@ static int resolve_aliases(const char **aliases, size_t n)
  * left half made), and the run ends with 128 + the signal; a second one
  * ends it at once.
  */
-static volatile sig_atomic_t cli_signal;
+/* a lock-free atomic: the handler can run on any thread (engine.c) */
+static int cli_signal;
 
 static void on_stop_signal(int sig)
 {
-	if (cli_signal) {
+	int expected = 0;
+
+	if (!__atomic_compare_exchange_n(&cli_signal, &expected, sig, false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
 		signal(sig, SIG_DFL);
 		raise(sig);
 		return;
 	}
-	cli_signal = sig;
 	ap_engine_request_stop(sig);
 }
 
@@ -331,7 +334,7 @@ int main(int argc, char **argv)
 	const char **resolve = NULL;
 	size_t n_resolve = 0;
 	bool pid1 = getpid() == 1, done = false;
-	int r;
+	int r, sig;
 
 	/* Before any thread: an arena per worker is most of their memory (README, Performance). */
 	if (!getenv("MALLOC_ARENA_MAX"))
@@ -364,11 +367,12 @@ int main(int argc, char **argv)
 	}
 	r = ap_engine_finish(e);
 	ap_engine_free(e);
-	if (cli_signal && r != 128 + cli_signal) {
+	sig = __atomic_load_n(&cli_signal, __ATOMIC_SEQ_CST);
+	if (sig && r != 128 + sig) {
 		/* it came after the engine's last look: the run was complete */
 		log_notice("stopped on %s after the run was complete",
-			   cli_signal == SIGINT ? "SIGINT" : "SIGTERM");
-		r = 128 + cli_signal;
+			   sig == SIGINT ? "SIGINT" : "SIGTERM");
+		r = 128 + sig;
 	}
 	ap_log_close();
 	return r;

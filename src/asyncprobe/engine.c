@@ -204,12 +204,22 @@ struct ap_engine {
 	bool stopping;                  /* lock: a stop request was seen */
 };
 
-/* Set from a signal handler: see "A stop request". */
-static volatile sig_atomic_t stop_request;
+/*
+ * Set from a signal handler: see "A stop request".  The handler may run on
+ * any thread that does not block the signal (the monitor thread, say), so
+ * this is a lock-free atomic, not just a volatile sig_atomic_t: that is
+ * only safe against a handler on the thread that reads it.
+ */
+static int stop_request;
 
 void ap_engine_request_stop(int sig)
 {
-	stop_request = sig ? sig : SIGTERM;
+	__atomic_store_n(&stop_request, sig ? sig : SIGTERM, __ATOMIC_SEQ_CST);
+}
+
+static int stop_signal(void)
+{
+	return __atomic_load_n(&stop_request, __ATOMIC_SEQ_CST);
 }
 
 static void node_run(void *data, async_cookie_t cookie);
@@ -1248,7 +1258,7 @@ static void stop_if_requested_locked(struct ap_engine *e)
 	unsigned int n_busy = 0;
 	size_t i;
 
-	if (!stop_request || e->stopping)
+	if (!stop_signal() || e->stopping)
 		return;
 	e->stopping = true;
 	now = ap_now_ns();
@@ -1266,7 +1276,7 @@ static void stop_if_requested_locked(struct ap_engine *e)
 		ap_trace_mark(n->cookie, "stopped", now);
 	}
 	log_notice("stopping on %s: %u call%s in progress left unfinished, no further device "
-		   "is probed or published", stop_request == SIGINT ? "SIGINT" : "SIGTERM",
+		   "is probed or published", stop_signal() == SIGINT ? "SIGINT" : "SIGTERM",
 		   n_busy, n_busy == 1 ? "" : "s");
 	pthread_cond_broadcast(&e->cond);
 }
@@ -1957,7 +1967,7 @@ int ap_engine_finish(struct ap_engine *e)
 	qsort(v, nv, sizeof(*v), node_cookie_cmp);
 	count(e, v, nv, &c);
 	if (e->stopping)
-		c.stop_signal = stop_request;
+		c.stop_signal = stop_signal();
 	status = exit_status(&c);
 
 	if (ap_cfg.json_file && write_json(e, v, nv, &c, ap_cfg.json_file) < 0)
@@ -1978,7 +1988,7 @@ int ap_engine_finish(struct ap_engine *e)
 	if (e->stopping)
 		log_notice("stopped on %s: %u call%s not run to the end; the links made are those "
 			   "of every device up to the first of them, a rerun makes the rest",
-			   stop_request == SIGINT ? "SIGINT" : "SIGTERM", c.stopped,
+			   stop_signal() == SIGINT ? "SIGINT" : "SIGTERM", c.stopped,
 			   c.stopped == 1 ? "" : "s");
 	log_notice("%u controllers, %u devices, %u links, %u modules loaded, %u failed, "
 		   "%u without a module, %.0f ms (%s)%s", c.controllers, c.devices, c.links,

@@ -65,9 +65,15 @@
 
 extern char **environ;
 
-static volatile sig_atomic_t got_signal;
+/* A lock-free atomic: the handler can run on any thread not blocking it. */
+static int got_signal;
 static volatile sig_atomic_t crash_panic_s;      /* panic= for the crash handler */
 static volatile sig_atomic_t crash_panic_set;
+
+static int caught_signal(void)
+{
+	return __atomic_load_n(&got_signal, __ATOMIC_SEQ_CST);
+}
 
 static const char *run_dir(void)
 {
@@ -85,7 +91,7 @@ static void sleep_ms(unsigned int ms)
 {
 	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
 
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !got_signal)
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !caught_signal())
 		;
 }
 
@@ -1129,7 +1135,7 @@ static int wait_root(struct ap_engine **e, const struct ap_bootparams *bp, const
 		unsigned int slice = 250, waited = ms_since(t0);
 		int r;
 
-		if (got_signal)
+		if (caught_signal())
 			return -EINTR;
 		if (bp->root_spec.kind == AP_ROOT_DEVNUM) {
 			*ret_node = devnum_node(bp->root_spec.major, bp->root_spec.minor);
@@ -1412,7 +1418,7 @@ static void __attribute__((noreturn)) init_pid1(int argc, char **argv)
 
 static void on_signal(int sig)
 {
-	got_signal = sig;
+	__atomic_store_n(&got_signal, sig, __ATOMIC_SEQ_CST);
 	ap_engine_request_stop(sig);
 }
 
@@ -1479,7 +1485,7 @@ static int init_unit(void)
 	} else {
 		ap_notify("READY=1\nSTATUS=No root= to wait for; probing");
 	}
-	if (got_signal) {
+	if (caught_signal()) {
 		/* the engine has logged it and stops early: see ap_engine_request_stop() */
 		ap_notify("STOPPING=1");
 		/* a second signal ends it at once */
@@ -1491,8 +1497,8 @@ static int init_unit(void)
 		ap_engine_dump_state(e, stderr);
 	ap_engine_free(e);
 	ap_bootparams_clear(&bp);
-	if (got_signal)
-		return 128 + got_signal;
+	if (caught_signal())
+		return 128 + caught_signal();
 	if (root_status > status)
 		status = root_status;
 	ap_notifyf("STATUS=Done (exit status %d)", status);

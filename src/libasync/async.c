@@ -947,10 +947,21 @@ static void *worker_main(void *arg)
 	nr_workers--;
 	if (!nr_workers)
 		pthread_cond_broadcast(&async_quiesce_cond);
-abandoned:
 	w->next = zombies;
 	zombies = w;
 	async_lock_release();
+	return NULL;
+
+abandoned:
+	/*
+	 * Off every list since async_abandon(), and perhaps returning after the
+	 * last async_quiesce() (which does not wait for it): nobody would join
+	 * it, so it detaches and frees its own descriptor.
+	 */
+	async_lock_release();
+	pthread_cond_destroy(&w->cond);
+	pthread_detach(w->thread);
+	free(w);
 	return NULL;
 }
 
