@@ -26,6 +26,7 @@
 #include <stdlib.h>
 
 #include "async.h"
+#include "util.h"
 
 struct udev;
 struct udev_device;
@@ -97,6 +98,8 @@ enum ap_log_target {
 #define AP_LOG_DEBUG 7
 
 void ap_log_open(int target, int verbose);
+/* AP_LOG_AUTO made definite: AP_LOG_KMSG as PID 1 or in an initramfs, else AP_LOG_STDERR. */
+int ap_log_resolve_target(int target);
 void ap_log_close(void);
 void ap_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ap_logv(int prio, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
@@ -115,9 +118,6 @@ void ap_log_progress(const char *line);
 #define log_notice(...)  ap_log(AP_LOG_NOTICE, __VA_ARGS__)
 #define log_info(...)    ap_log(AP_LOG_INFO, __VA_ARGS__)
 #define log_debug(...)   ap_log(AP_LOG_DEBUG, __VA_ARGS__)
-
-/* Monotonic time in nanoseconds. */
-uint64_t ap_now_ns(void);
 
 /* --------------------------------------------------------------- cleanup */
 

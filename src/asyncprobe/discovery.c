@@ -48,11 +48,6 @@ const char *ap_kind_to_string(enum ap_kind k)
 	return k >= 0 && k < _AP_KIND_MAX ? names[k] : "?";
 }
 
-static bool startswith(const char *s, const char *prefix)
-{
-	return s && strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
 static bool streq_ptr(const char *a, const char *b)
 {
 	return a && b && strcmp(a, b) == 0;
@@ -84,9 +79,9 @@ static enum ap_kind classify_block(struct udev_device *dev, bool include_loop)
 	if (!streq_ptr(devtype, "disk") || !name)
 		return AP_KIND_NONE;
 	/* RAM-backed and compressed-RAM disks never hold anything to find. */
-	if (startswith(name, "ram") || startswith(name, "zram"))
+	if (ap_startswith(name, "ram") || ap_startswith(name, "zram"))
 		return AP_KIND_NONE;
-	if (startswith(name, "loop") && !include_loop)
+	if (ap_startswith(name, "loop") && !include_loop)
 		return AP_KIND_NONE;
 	/* NVMe multipath path devices: hidden, no node; the head is the disk. */
 	if (sysattr_ulong(dev, "hidden", 10, 0) == 1)
@@ -128,7 +123,7 @@ enum ap_kind ap_classify(struct udev_device *dev, bool all_modules, bool include
 	}
 	if (strcmp(subsystem, "virtio") == 0) {
 		/* device id 2 is block, 8 is SCSI host */
-		if (startswith(modalias, "virtio:d00000002v") || startswith(modalias, "virtio:d00000008v"))
+		if (ap_startswith(modalias, "virtio:d00000002v") || ap_startswith(modalias, "virtio:d00000008v"))
 			return AP_KIND_CONTROLLER;
 		return AP_KIND_NONE;
 	}
@@ -155,16 +150,16 @@ bool ap_modalias_is_storage(const char *modalias)
 
 	if (!modalias)
 		return false;
-	if (startswith(modalias, "pci:")) {
+	if (ap_startswith(modalias, "pci:")) {
 		p = strstr(modalias, "bc");
 		if (!p)
 			return false;
 		return strncasecmp(p, "bc01", 4) == 0 || strncasecmp(p, "bc08sc05", 8) == 0;
 	}
-	if (startswith(modalias, "virtio:"))
-		return startswith(modalias, "virtio:d00000002v") ||
-		       startswith(modalias, "virtio:d00000008v");
-	if (startswith(modalias, "usb:")) {
+	if (ap_startswith(modalias, "virtio:"))
+		return ap_startswith(modalias, "virtio:d00000002v") ||
+		       ap_startswith(modalias, "virtio:d00000008v");
+	if (ap_startswith(modalias, "usb:")) {
 		p = strstr(modalias, "ic");
 		return p && strncasecmp(p, "ic08", 4) == 0;
 	}

@@ -104,6 +104,7 @@
 #include "cmdline.h"
 #include "coldplug.h"
 #include "engine.h"
+#include "json.h"
 #include "names.h"
 #include "trace.h"
 
@@ -229,11 +230,6 @@ static void node_run(void *data, async_cookie_t cookie);
 static char *strdup_or_null(const char *s)
 {
 	return s ? strdup(s) : NULL;
-}
-
-static double ms_since(uint64_t t0, uint64_t t)
-{
-	return t >= t0 ? (double)(t - t0) / 1e6 : 0.0;
 }
 
 static const char *node_label(const struct ap_node *n)
@@ -1031,10 +1027,10 @@ static void node_run(void *data, async_cookie_t cookie)
 		/* counted as done when it was abandoned; touch nothing shared */
 		if (n->stopped)
 			log_debug("%s: the call stopped returned after %.1f s; its results are dropped",
-				  node_label(n), ms_since(n->t_start, ap_now_ns()) / 1000.0);
+				  node_label(n), ap_ms_between(n->t_start, ap_now_ns()) / 1000.0);
 		else
 			log_notice("%s: the abandoned call returned after %.1f s; its results are dropped",
-				   node_label(n), ms_since(n->t_start, ap_now_ns()) / 1000.0);
+				   node_label(n), ap_ms_between(n->t_start, ap_now_ns()) / 1000.0);
 		n->abandoned_returned = true;
 		e->abandoned_running--;
 		pthread_cond_broadcast(&e->cond);
@@ -1223,7 +1219,7 @@ static void abandon_locked(struct ap_engine *e, struct ap_node *n, uint64_t now)
 	e->abandoned_running++;
 	log_error("%s: abandoned, no answer after %.1f s %s (--device-timeout %u ms + %u ms); "
 		  "its call keeps running but publishes nothing, later devices go on",
-		  node_label(n), ms_since(n->t_progress, now) / 1000.0,
+		  node_label(n), ap_ms_between(n->t_progress, now) / 1000.0,
 		  n->phase ? n->phase : "", ap_cfg.device_timeout_ms, AP_HANG_SLACK_MS);
 	ap_trace_mark(n->cookie, "abandoned", now);
 	pthread_cond_broadcast(&e->cond);
@@ -1508,61 +1504,6 @@ int ap_engine_wait_path(struct ap_engine *e, const char *relpath, unsigned int t
 
 /* ----------------------------------------------------------------- JSON */
 
-static void json_str(FILE *f, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	if (!s) {
-		fputs("null", f);
-		return;
-	}
-	fputc('"', f);
-	while (*p) {
-		unsigned char c = *p;
-		size_t len = 0, i;
-
-		if (c == '"' || c == '\\') {
-			fprintf(f, "\\%c", c);
-			p++;
-			continue;
-		}
-		if (c < 0x20 || c == 0x7f) {
-			fprintf(f, "\\u%04x", c);
-			p++;
-			continue;
-		}
-		if (c < 0x80) {
-			fputc(c, f);
-			p++;
-			continue;
-		}
-		/* copy valid UTF-8; a stray byte becomes U+00XX */
-		if ((c & 0xe0) == 0xc0 && c >= 0xc2)
-			len = 2;
-		else if ((c & 0xf0) == 0xe0)
-			len = 3;
-		else if ((c & 0xf8) == 0xf0 && c <= 0xf4)
-			len = 4;
-		for (i = 1; len && i < len; i++)
-			if ((p[i] & 0xc0) != 0x80)
-				len = 0;
-		/* no overlong forms, no UTF-16 surrogates, nothing past U+10FFFF */
-		if ((len == 3 && c == 0xe0 && p[1] < 0xa0) ||
-		    (len == 3 && c == 0xed && p[1] >= 0xa0) ||
-		    (len == 4 && c == 0xf0 && p[1] < 0x90) ||
-		    (len == 4 && c == 0xf4 && p[1] >= 0x90))
-			len = 0;
-		if (!len) {
-			fprintf(f, "\\u%04x", c);
-			p++;
-			continue;
-		}
-		fwrite(p, 1, len, f);
-		p += len;
-	}
-	fputc('"', f);
-}
-
 static int node_cookie_cmp(const void *x, const void *y)
 {
 	const struct ap_node *a = *(struct ap_node *const *)x, *b = *(struct ap_node *const *)y;
@@ -1591,7 +1532,7 @@ static void json_fs(FILE *f, const struct ap_fsinfo *fs)
 		if (!vals[i])
 			continue;
 		fprintf(f, "%s\"%s\":", first ? "" : ",", keys[i]);
-		json_str(f, vals[i]);
+		ap_json_string(f, vals[i]);
 		first = false;
 	}
 	if (fs->part_entry_number)
@@ -1608,33 +1549,13 @@ static void json_abandoned(FILE *f, const struct ap_node *n)
 
 	snprintf(buf, sizeof(buf), "%s while %s", n->stopped ? "stopped" : "abandoned",
 		 n->phase ? n->phase : "running");
-	json_str(f, buf);
+	ap_json_string(f, buf);
 }
 
 /* A node a stop request left alone (not abandoned): see "A stop request". */
 static const char *stopped_status(const struct ap_node *n)
 {
 	return n->sync_result < 0 ? "stopped before publishing" : "stopped before probing";
-}
-
-/*
- * The process's peak resident set so far (VmHWM of /proc/self/status), in
- * KiB, or -1.  In the summary's "time" object: like the times, it differs
- * from run to run and is left out where manifests are compared.
- */
-static long peak_rss_kib(void)
-{
-	FILE *f = fopen("/proc/self/status", "re");
-	char line[256];
-	long kib = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
 }
 
 static void json_time(FILE *f, struct ap_engine *e, const struct ap_node *n)
@@ -1646,14 +1567,14 @@ static void json_time(FILE *f, struct ap_engine *e, const struct ap_node *n)
 	if (n->abandoned) {
 		/* the other times are its running call's */
 		fprintf(f, ",\"time\":{\"spawn_ms\":%.3f,\"start_ms\":%.3f,\"abandoned_ms\":%.3f}",
-			ms_since(e->t0, n->t_spawn), ms_since(e->t0, n->t_start),
-			ms_since(e->t0, n->t_abandoned));
+			ap_ms_between(e->t0, n->t_spawn), ap_ms_between(e->t0, n->t_start),
+			ap_ms_between(e->t0, n->t_abandoned));
 		return;
 	}
 	fprintf(f, ",\"time\":{\"spawn_ms\":%.3f,\"start_ms\":%.3f,\"sync_ms\":%.3f,"
 		"\"end_ms\":%.3f,\"sync_wait_ms\":%.3f}",
-		ms_since(e->t0, n->t_spawn), ms_since(e->t0, n->t_start),
-		ms_since(e->t0, n->t_sync0), ms_since(e->t0, n->t_end),
+		ap_ms_between(e->t0, n->t_spawn), ap_ms_between(e->t0, n->t_start),
+		ap_ms_between(e->t0, n->t_sync0), ap_ms_between(e->t0, n->t_end),
 		n->t_sync1 >= n->t_sync0 ? (double)(n->t_sync1 - n->t_sync0) / 1e6 : 0.0);
 }
 
@@ -1748,25 +1669,20 @@ static int write_json(struct ap_engine *e, struct ap_node **v, size_t nv, const 
 	bool first;
 	int r = 0;
 
-	if (strcmp(path, "-") == 0) {
-		f = stdout;
-	} else {
-		f = fopen(path, "we");
-		if (!f) {
-			r = -errno;
-			log_error("cannot write %s: %m", path);
-			return r;
-		}
+	f = ap_out_open(path, &r);
+	if (!f) {
+		log_error("cannot write %s: %s", path, strerror(-r));
+		return r;
 	}
 	fprintf(f, "{\n  \"asyncprobe\": \"%s\",\n", PACKAGE_VERSION);
 	/* everything that differs between modes is on this line or in "time" */
 	fprintf(f, "  \"run\": {\"fastboot\":%s,\"dry_run\":%s,\"modules_dir\":",
 		e->fastboot ? "true" : "false", ap_cfg.dry_run ? "true" : "false");
-	json_str(f, e->modules_on ? ap_modules_dir(e->mods) : NULL);
+	ap_json_string(f, e->modules_on ? ap_modules_dir(e->mods) : NULL);
 	fputs(",\"dev_dir\":", f);
-	json_str(f, ap_cfg.dev_dir);
+	ap_json_string(f, ap_cfg.dev_dir);
 	fputs(",\"chaos\":", f);
-	json_str(f, getenv("ASYNC_CHAOS"));
+	ap_json_string(f, getenv("ASYNC_CHAOS"));
 	fputs("},\n", f);
 
 	fputs("  \"controllers\": [", f);
@@ -1779,22 +1695,22 @@ static int write_json(struct ap_engine *e, struct ap_node **v, size_t nv, const 
 		fprintf(f, "%s\n    {\"cookie\":%llu,\"parent\":%llu,\"name\":", first ? "" : ",",
 			(unsigned long long)n->cookie,
 			(unsigned long long)(n->parent ? n->parent->cookie : 0));
-		json_str(f, n->sysname);
+		ap_json_string(f, n->sysname);
 		fputs(",\"subsystem\":", f);
-		json_str(f, n->subsystem);
+		ap_json_string(f, n->subsystem);
 		fputs(",\"syspath\":", f);
-		json_str(f, n->syspath);
+		ap_json_string(f, n->syspath);
 		fputs(",\"modalias\":", f);
-		json_str(f, n->modalias);
+		ap_json_string(f, n->modalias);
 		fputs(",\"driver\":", f);
-		json_str(f, n->abandoned ? NULL : n->driver);
+		ap_json_string(f, n->abandoned ? NULL : n->driver);
 		fprintf(f, ",\"hotplug\":%s", n->hotplug ? "true" : "false");
 		if (n->abandoned) {
 			fputs(",\"status\":", f);
 			json_abandoned(f, n);
 		} else if (n->stopped) {
 			fputs(",\"status\":", f);
-			json_str(f, stopped_status(n));
+			ap_json_string(f, stopped_status(n));
 		}
 		json_time(f, e, n);
 		fputs("}", f);
@@ -1813,18 +1729,18 @@ static int write_json(struct ap_engine *e, struct ap_node **v, size_t nv, const 
 
 			fprintf(f, "%s\n    {\"cookie\":%llu,\"device\":", first ? "" : ",",
 				(unsigned long long)n->cookie);
-			json_str(f, n->sysname);
+			ap_json_string(f, n->sysname);
 			fputs(",\"modalias\":", f);
-			json_str(f, n->modalias);
+			ap_json_string(f, n->modalias);
 			fputs(",\"module\":", f);
-			json_str(f, l->module);
+			ap_json_string(f, l->module);
 			fprintf(f, ",\"result\":\"%s\"", ap_modresult_to_string(l->result));
 			if (l->error)
 				fprintf(f, ",\"error\":\"%s\"", strerror(-l->error));
 			fputs(",\"chain\":[", f);
 			for (k = 0; k < l->n_chain; k++) {
 				fputs(k ? "," : "", f);
-				json_str(f, l->chain[k]);
+				ap_json_string(f, l->chain[k]);
 			}
 			fprintf(f, "],\"time\":{\"inserted\":%s,\"ms\":%.3f}}",
 				l->inserted ? "true" : "false",
@@ -1845,12 +1761,12 @@ static int write_json(struct ap_engine *e, struct ap_node **v, size_t nv, const 
 			first ? "" : ",", (unsigned long long)n->cookie,
 			(unsigned long long)(n->parent ? n->parent->cookie : 0),
 			ap_kind_to_string(n->kind));
-		json_str(f, n->devname ? n->devname : n->sysname);
+		ap_json_string(f, n->devname ? n->devname : n->sysname);
 		fputs(",\"syspath\":", f);
-		json_str(f, n->syspath);
+		ap_json_string(f, n->syspath);
 		if (n->kind == AP_KIND_SCSI) {
 			fputs(",\"driver\":", f);
-			json_str(f, n->abandoned ? NULL : n->driver);
+			ap_json_string(f, n->abandoned ? NULL : n->driver);
 		}
 		if (n->kind == AP_KIND_PARTITION)
 			fprintf(f, ",\"partition\":%u", n->partnum);
@@ -1864,7 +1780,7 @@ static int write_json(struct ap_engine *e, struct ap_node **v, size_t nv, const 
 		if (n->abandoned) {
 			json_abandoned(f, n);
 		} else if (n->stopped) {
-			json_str(f, stopped_status(n));
+			ap_json_string(f, stopped_status(n));
 		} else if (n->error) {
 			fputs("\"", f);
 			fprintf(f, "%s: %s", n->error_what ? n->error_what : "error", strerror(-n->error));
@@ -1890,11 +1806,11 @@ static int write_json(struct ap_engine *e, struct ap_node **v, size_t nv, const 
 				continue;
 			fprintf(f, "%s\n    {\"cookie\":%llu,\"action\":\"%s\",\"name\":", first ? "" : ",",
 				(unsigned long long)ev->cookie, ap_link_action_to_string(ev->action));
-			json_str(f, ev->name);
+			ap_json_string(f, ev->name);
 			fputs(",\"target\":", f);
-			json_str(f, ev->target);
+			ap_json_string(f, ev->target);
 			fputs(",\"owner\":", f);
-			json_str(f, ev->owner);
+			ap_json_string(f, ev->owner);
 			if (ev->error)
 				fprintf(f, ",\"error\":\"%s\"", strerror(-ev->error));
 			fputs("}", f);
@@ -1908,16 +1824,12 @@ static int write_json(struct ap_engine *e, struct ap_node **v, size_t nv, const 
 		"\"modules_missing\":%u,\"errors\":%u,\"abandoned\":%u,\"stopped\":%u,"
 		"\"exit_status\":%d,\"time\":{\"elapsed_ms\":%.3f,\"peak_rss_kib\":%ld}}\n}\n",
 		c->controllers, c->devices, c->links, c->links_failed, c->mod_ok, c->mod_failed,
-		c->mod_none, c->errors, c->abandoned, c->stopped, exit_status(c), ms_since(e->t0, e->t1),
-		peak_rss_kib());
-	if (f != stdout) {
-		if (fclose(f) != 0) {
-			r = -errno;
-			log_error("cannot write %s: %m", path);
-		}
-	} else {
-		fflush(f);
-	}
+		c->mod_none, c->errors, c->abandoned, c->stopped, exit_status(c), ap_ms_between(e->t0, e->t1),
+		ap_peak_rss_kib());
+	r = ap_out_close(f);
+	if (r < 0)
+		log_error("cannot write %s: %s", strcmp(path, "-") == 0 ? "the manifest to stdout" : path,
+			  strerror(-r));
 	return r;
 }
 
@@ -1993,7 +1905,7 @@ int ap_engine_finish(struct ap_engine *e)
 	log_notice("%u controllers, %u devices, %u links, %u modules loaded, %u failed, "
 		   "%u without a module, %.0f ms (%s)%s", c.controllers, c.devices, c.links,
 		   c.mod_ok, c.mod_failed, c.mod_none,
-		   ms_since(e->t0, e->t1), e->fastboot ? "fastboot" : "sequential",
+		   ap_ms_between(e->t0, e->t1), e->fastboot ? "fastboot" : "sequential",
 		   status == AP_EXIT_DEGRADED ? ", degraded" : "");
 	free(v);
 	return status;

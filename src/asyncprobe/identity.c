@@ -530,11 +530,6 @@ static bool streq_ptr(const char *a, const char *b)
 	return a && b && strcmp(a, b) == 0;
 }
 
-static bool has_prefix(const char *s, const char *p)
-{
-	return strncmp(s, p, strlen(p)) == 0;
-}
-
 /* ----------------------------------------------------------- path_id */
 
 struct pathbuf {
@@ -654,7 +649,7 @@ static struct udev_device *handle_scsi_default(struct udev_device *parent, struc
 			continue;
 		if (de->d_type != DT_DIR && de->d_type != DT_LNK)
 			continue;
-		if (!has_prefix(de->d_name, "host"))
+		if (!ap_startswith(de->d_name, "host"))
 			continue;
 		i = strtoul(de->d_name + 4, &rest, 10);
 		if (rest[0] != '\0' || rest == de->d_name + 4)
@@ -725,7 +720,7 @@ static struct udev_device *nvme_real_parent(struct udev_device *dev, struct udev
 	char ctrl[64];
 	size_t n;
 
-	if (!has_prefix(sysname, "nvme"))
+	if (!ap_startswith(sysname, "nvme"))
 		return NULL;
 	n = 4 + strspn(sysname + 4, "0123456789");
 	if (n >= sizeof(ctrl))
@@ -736,7 +731,7 @@ static struct udev_device *nvme_real_parent(struct udev_device *dev, struct udev
 	if (!*ret_ref)
 		return NULL;
 	devpath = udev_device_get_devpath(*ret_ref);
-	if (!devpath || has_prefix(devpath, "/devices/virtual/"))
+	if (!devpath || ap_startswith(devpath, "/devices/virtual/"))
 		return NULL;
 	return *ret_ref;
 }
@@ -1120,7 +1115,7 @@ int ap_identity_for_disk(struct udev_device *disk, struct ap_identity *id)
 
 	memset(id, 0, sizeof(*id));
 
-	if (has_prefix(sysname, "nvme")) {
+	if (ap_startswith(sysname, "nvme")) {
 		if ((r = dup_clean_attr(attr_nonempty(disk, "wwid", buf, sizeof(buf)) ?
 					udev_device_get_sysattr_value(disk, "wwid") : NULL,
 					&id->nvme_wwid)) < 0 ||
@@ -1128,17 +1123,17 @@ int ap_identity_for_disk(struct udev_device *disk, struct ap_identity *id)
 		    (r = dup_clean_attr(attrs_lookup(disk, "model"), &id->nvme_model)) < 0 ||
 		    (r = dup_clean_attr(attrs_lookup(disk, "nsid"), &id->nvme_nsid)) < 0)
 			goto fail;
-	} else if (has_prefix(sysname, "vd")) {
+	} else if (ap_startswith(sysname, "vd")) {
 		if ((r = dup_clean_attr(attrs_lookup(disk, "serial"), &id->virtio_serial)) < 0)
 			goto fail;
-	} else if (has_prefix(sysname, "sd") || has_prefix(sysname, "sr")) {
+	} else if (ap_startswith(sysname, "sd") || ap_startswith(sysname, "sr")) {
 		struct udev_device *scsidev = udev_device_get_parent_with_subsystem_devtype(disk, "scsi", "scsi_device");
 		bool usb = udev_device_get_parent_with_subsystem_devtype(disk, "usb", "usb_interface") != NULL;
 		const char *vendor = scsidev ? attr_nonempty(scsidev, "vendor", buf, sizeof(buf)) : NULL;
 
 		bool atapi = false;
 
-		if (scsidev && has_prefix(sysname, "sr")) {
+		if (scsidev && ap_startswith(sysname, "sr")) {
 			const char *type = udev_device_get_sysattr_value(scsidev, "type");
 			const char *level = udev_device_get_sysattr_value(scsidev, "scsi_level");
 
@@ -1147,7 +1142,7 @@ int ap_identity_for_disk(struct udev_device *disk, struct ap_identity *id)
 		}
 		if (streq_ptr(vendor, "ATA") || atapi) {
 			/* ata_id sees peripheral type 5 on an sr: IDENTIFY PACKET DEVICE */
-			r = ata_identity(disk, scsidev, false, has_prefix(sysname, "sr"), id);
+			r = ata_identity(disk, scsidev, false, ap_startswith(sysname, "sr"), id);
 			if (r == -ENOMEM)
 				goto fail;
 			if (r == 0 && !(id->bus = strdup("ata"))) {
@@ -1156,7 +1151,7 @@ int ap_identity_for_disk(struct udev_device *disk, struct ap_identity *id)
 			}
 		}
 		/* a SATA disk in a fixed USB enclosure: ata_id through the bridge */
-		if (!id->serial && usb && has_prefix(sysname, "sd") &&
+		if (!id->serial && usb && ap_startswith(sysname, "sd") &&
 		    streq_ptr(attr_nonempty(disk, "removable", buf, sizeof(buf)), "0")) {
 			r = ata_identity(disk, scsidev, true, false, id);
 			if (r == -ENOMEM)
@@ -1180,7 +1175,7 @@ int ap_identity_for_disk(struct udev_device *disk, struct ap_identity *id)
 				goto fail;
 			}
 		}
-	} else if (has_prefix(sysname, "mmcblk")) {
+	} else if (ap_startswith(sysname, "mmcblk")) {
 		struct udev_device *card = udev_device_get_parent_with_subsystem_devtype(disk, "mmc", NULL);
 
 		if (card) {

@@ -33,6 +33,7 @@
 
 #include "asyncprobe.h"
 #include "names.h"
+#include "utf8.h"
 
 #define UDEV_PATH_SIZE 1024
 
@@ -95,36 +96,11 @@ void ap_namelist_free(struct ap_namelist *l)
 
 int ap_utf8_encoded_valid_unichar(const char *str)
 {
-	const unsigned char *s = (const unsigned char *)str;
-	unsigned len, i;
-	uint32_t c;
+	uint32_t cp;
+	size_t len = ap_utf8_decode(str, &cp);
 
-	if (s[0] < 0x80)
-		return 1;
-	else if ((s[0] & 0xe0) == 0xc0)
-		len = 2, c = s[0] & 0x1f;
-	else if ((s[0] & 0xf0) == 0xe0)
-		len = 3, c = s[0] & 0x0f;
-	else if ((s[0] & 0xf8) == 0xf0)
-		len = 4, c = s[0] & 0x07;
-	else if ((s[0] & 0xfc) == 0xf8)
-		len = 5, c = s[0] & 0x03;
-	else if ((s[0] & 0xfe) == 0xfc)
-		len = 6, c = s[0] & 0x01;
-	else
-		return -EINVAL;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return -EINVAL; /* also stops at the NUL */
-		c = (c << 6) | (s[i] & 0x3f);
-	}
-	/* no overlong forms */
-	if ((c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : c < 0x200000 ? 4 :
-	     c < 0x4000000 ? 5 : 6) != len)
-		return -EINVAL;
-	/* Unicode range, no UTF-16 surrogates, no non-characters */
-	if (c >= 0x110000 || (c & 0xfffff800) == 0xd800 || (c >= 0xfdd0 && c <= 0xfdef) ||
-	    (c & 0xfffe) == 0xfffe)
+	/* udev also refuses the non-characters */
+	if (!len || ap_unichar_is_noncharacter(cp))
 		return -EINVAL;
 	return (int)len;
 }
@@ -441,11 +417,6 @@ static int identity_get(struct udev_device *disk, struct ap_identity *ret)
 
 /* ------------------------------------------------------------ names */
 
-static bool has_prefix(const char *s, const char *p)
-{
-	return strncmp(s, p, strlen(p)) == 0;
-}
-
 /* KERNEL=="loop*|mmcblk*[0-9]|...": the devices the rules file handles */
 static bool handled_kernel_name(const char *n)
 {
@@ -457,10 +428,10 @@ static bool handled_kernel_name(const char *n)
 	size_t len = strlen(n);
 
 	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
-		if (has_prefix(n, plain[i]))
+		if (ap_startswith(n, plain[i]))
 			return true;
 	for (size_t i = 0; i < sizeof(digit_end) / sizeof(digit_end[0]); i++)
-		if (has_prefix(n, digit_end[i]) && len > 0 && isdigit((unsigned char)n[len - 1]))
+		if (ap_startswith(n, digit_end[i]) && len > 0 && isdigit((unsigned char)n[len - 1]))
 			return true;
 	return false;
 }
@@ -478,7 +449,7 @@ static const char *sysnum(const char *sysname)
 /* KERNEL=="mmcblk[0-9]" / "mmcblk[0-9]p[0-9]*" */
 static bool mmc_name_ok(const char *n, bool partition)
 {
-	if (!has_prefix(n, "mmcblk") || !isdigit((unsigned char)n[6]))
+	if (!ap_startswith(n, "mmcblk") || !isdigit((unsigned char)n[6]))
 		return false;
 	if (!partition)
 		return n[7] == '\0';
@@ -488,7 +459,7 @@ static bool mmc_name_ok(const char *n, bool partition)
 /* KERNEL=="mmcblk[0-9]boot[0-9]" */
 static bool mmc_boot_name(const char *n)
 {
-	return has_prefix(n, "mmcblk") && isdigit((unsigned char)n[6]) && has_prefix(n + 7, "boot") &&
+	return ap_startswith(n, "mmcblk") && isdigit((unsigned char)n[6]) && ap_startswith(n + 7, "boot") &&
 	       isdigit((unsigned char)n[11]) && n[12] == '\0';
 }
 
@@ -498,7 +469,7 @@ static bool nvme_ns_name(const char *n)
 	const char *p;
 	size_t len = strlen(n);
 
-	if (!has_prefix(n, "nvme") || len < 7 || !isdigit((unsigned char)n[len - 1]))
+	if (!ap_startswith(n, "nvme") || len < 7 || !isdigit((unsigned char)n[len - 1]))
 		return false;
 	for (p = n + 5; *p; p++)
 		if (*p == 'n' && isdigit((unsigned char)p[-1]) && p[1])
@@ -554,7 +525,7 @@ int ap_names_for_device(struct udev_device *dev, const struct ap_fsinfo *fs,
 		return r;
 
 	/* NVMe */
-	if (has_prefix(sysname, "nvme") &&
+	if (ap_startswith(sysname, "nvme") &&
 	    ((!part && nvme_ns_name(sysname)) || (part && nvme_ns_name(udev_device_get_sysname(disk))))) {
 		symlink_add(&c, "disk/by-id/nvme-", id.nvme_wwid, suffix);
 		if (id.nvme_model && id.nvme_serial) {
@@ -581,12 +552,12 @@ int ap_names_for_device(struct udev_device *dev, const struct ap_fsinfo *fs,
 	}
 
 	/* virtio-blk */
-	if (has_prefix(sysname, "vd"))
+	if (ap_startswith(sysname, "vd"))
 		symlink_add(&c, "disk/by-id/virtio-", id.virtio_serial, suffix);
 
 	/* ATA, SCSI, USB */
-	if ((has_prefix(sysname, "sd") || has_prefix(sysname, "cciss") ||
-	     (!part && has_prefix(sysname, "sr"))) && id.bus && id.serial) {
+	if ((ap_startswith(sysname, "sd") || ap_startswith(sysname, "cciss") ||
+	     (!part && ap_startswith(sysname, "sr"))) && id.bus && id.serial) {
 		_cleanup_free_ char *prefix = NULL;
 
 		if (asprintf(&prefix, "disk/by-id/%s-", id.bus) < 0) {
@@ -595,8 +566,8 @@ int ap_names_for_device(struct udev_device *dev, const struct ap_fsinfo *fs,
 		}
 		symlink_add(&c, prefix, id.serial, suffix);
 	}
-	if ((has_prefix(sysname, "sd") || has_prefix(sysname, "cciss") ||
-	     (!part && has_prefix(sysname, "sr"))))
+	if ((ap_startswith(sysname, "sd") || ap_startswith(sysname, "cciss") ||
+	     (!part && ap_startswith(sysname, "sr"))))
 		symlink_add(&c, "disk/by-id/usb-", id.usb_serial, suffix);
 
 	/* MMC */
@@ -619,7 +590,7 @@ int ap_names_for_device(struct udev_device *dev, const struct ap_fsinfo *fs,
 	} else if (id.path) {
 		symlink_add(&c, "disk/by-path/", id.path, suffix);
 		symlink_add(&c, "disk/by-path/", id.path_ata_compat, suffix);
-		if (has_prefix(sysname, "vd") && has_prefix(id.path, "pci-"))
+		if (ap_startswith(sysname, "vd") && ap_startswith(id.path, "pci-"))
 			symlink_add(&c, "disk/by-path/virtio-", id.path, suffix);
 	}
 

@@ -35,8 +35,8 @@
  *    vertical lines; a tooltip per bar; the critical path in the header.
  *
  * Every string written is sanitized: invalid UTF-8 bytes become the text
- * \xNN, control characters are escaped (JSON) or become \xNN (XML, where
- * they are not allowed at all).
+ * \xNN, control characters are escaped as \u00XX (JSON, json.c) or become
+ * the text \xNN (XML, where they are not allowed at all).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -44,11 +44,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "asyncprobe.h"
+#include "json.h"
 #include "trace.h"
+#include "utf8.h"
 
 /* ------------------------------------------------------------ recording */
 
@@ -1231,80 +1232,6 @@ static const char *phase_name(const struct model *m, uint16_t i)
 /* --------------------------------------------------------------- output */
 
 /*
- * The UTF-8 sequence at @s: its length and code point, or 0 when the byte
- * at @s does not start a valid (shortest-form, non-surrogate) sequence.
- */
-static size_t utf8_seq(const unsigned char *s, uint32_t *ret_cp)
-{
-	uint32_t cp;
-	size_t len, i;
-
-	if (s[0] < 0x80) {
-		*ret_cp = s[0];
-		return 1;
-	}
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		len = 2;
-		cp = s[0] & 0x1f;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		len = 3;
-		cp = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		len = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)      /* also stops at the NUL */
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	*ret_cp = cp;
-	return len;
-}
-
-/* The inside of a JSON string literal. */
-static void put_json_chars(FILE *f, const char *str)
-{
-	const unsigned char *s = (const unsigned char *)(str ? str : "");
-	uint32_t cp;
-	size_t len;
-
-	while (*s) {
-		len = utf8_seq(s, &cp);
-		if (!len) {
-			fprintf(f, "\\\\x%02x", *s);
-			s++;
-			continue;
-		}
-		if (cp == '"')
-			fputs("\\\"", f);
-		else if (cp == '\\')
-			fputs("\\\\", f);
-		else if (cp == '\n')
-			fputs("\\n", f);
-		else if (cp == '\t')
-			fputs("\\t", f);
-		else if (cp < 0x20)
-			fprintf(f, "\\u%04x", cp);
-		else
-			fwrite(s, 1, len, f);
-		s += len;
-	}
-}
-
-static void put_json_str(FILE *f, const char *str)
-{
-	fputc('"', f);
-	put_json_chars(f, str);
-	fputc('"', f);
-}
-
-/*
  * XML character data or attribute value, at most @max characters (an
  * invalid byte counts as one); longer text ends in an ellipsis.
  */
@@ -1319,7 +1246,7 @@ static void put_xml(FILE *f, const char *str, size_t max)
 			fputs("\xe2\x80\xa6", f);
 			return;
 		}
-		len = utf8_seq(s, &cp);
+		len = ap_utf8_decode((const char *)s, &cp);
 		if (!len) {
 			fprintf(f, "\\x%02x", *s);
 			s++;
@@ -1368,31 +1295,6 @@ static void fmt_dur(char *buf, size_t size, uint64_t ns)
 		snprintf(buf, size, "%.1f ms", (double)ns / 1e6);
 	else
 		snprintf(buf, size, "%.2f s", (double)ns / 1e9);
-}
-
-static FILE *open_out(const char *path, int *ret_err)
-{
-	FILE *f;
-
-	if (strcmp(path, "-") == 0)
-		return stdout;
-	f = fopen(path, "we");
-	if (!f)
-		*ret_err = -errno;
-	return f;
-}
-
-static int close_out(FILE *f)
-{
-	int r = 0;
-
-	if (fflush(f) != 0)
-		r = -errno;
-	else if (ferror(f))
-		r = -EIO;       /* an earlier write failed */
-	if (f != stdout && fclose(f) != 0 && r == 0)
-		r = -errno;
-	return r;
 }
 
 /* ---------------------------------------------------------- Chrome JSON */
@@ -1457,20 +1359,20 @@ static void json_call(struct json_ctx *j, const struct mcall *c, const struct sl
 	fputs(",\"cat\":\"call\",\"name\":\"", f);
 	fputs(name, f);
 	if ((c->kind && *c->kind) || (c->label && *c->label)) {
-		put_json_chars(f, c->kind);
+		ap_json_chars(f, c->kind);
 		if (c->kind && *c->kind && c->label && *c->label)
 			fputc(' ', f);
-		put_json_chars(f, c->label);
+		ap_json_chars(f, c->label);
 	} else {
 		fputs("call", f);
 	}
 	fputc('"', f);
 	fprintf(f, ",\"args\":{\"cookie\":%" PRIu64 ",\"kind\":", c->cookie);
-	put_json_str(f, c->kind ? c->kind : "");
+	ap_json_string(f, c->kind ? c->kind : "");
 	fputs(",\"label\":", f);
-	put_json_str(f, c->label ? c->label : "");
+	ap_json_string(f, c->label ? c->label : "");
 	fputs(",\"domain\":", f);
-	put_json_str(f, c->domain < j->m->n_domains ? j->m->domains[c->domain] : "");
+	ap_json_string(f, c->domain < j->m->n_domains ? j->m->domains[c->domain] : "");
 	fprintf(f, ",\"inline\":%s,\"worker\":%u", c->inline_call ? "true" : "false", c->worker);
 	if (c->has_sched && c->has_start) {
 		fputs(",\"queued_us\":", f);
@@ -1491,7 +1393,7 @@ static void json_phase(struct json_ctx *j, const struct mphase *p, const struct 
 	fputs(",\"dur\":", f);
 	put_us(f, s->t1 - s->t0);
 	fputs(",\"cat\":\"phase\",\"name\":", f);
-	put_json_str(f, phase_name(j->m, p->name));
+	ap_json_string(f, phase_name(j->m, p->name));
 	fprintf(f, ",\"args\":{\"cookie\":%" PRIu64 "}}", p->cookie);
 }
 
@@ -1535,7 +1437,7 @@ static int cmp_tid(const void *a, const void *b)
 static void put_stat(FILE *f, const char *name, bool first, size_t n, uint64_t total, uint64_t max)
 {
 	fputs(first ? "" : ",", f);
-	put_json_str(f, name);
+	ap_json_string(f, name);
 	fprintf(f, ":{\"count\":%zu,\"total_ms\":%.3f,\"max_ms\":%.3f}", n,
 		(double)total / 1e6, (double)max / 1e6);
 }
@@ -1622,9 +1524,9 @@ static void put_critical(FILE *f, const struct model *m)
 			break;
 		done[best] = true;
 		fprintf(f, "%s{\"cookie\":%" PRIu64 ",\"kind\":", shown ? "," : "", m->calls[best].cookie);
-		put_json_str(f, m->calls[best].kind);
+		ap_json_string(f, m->calls[best].kind ? m->calls[best].kind : "");
 		fputs(",\"label\":", f);
-		put_json_str(f, m->calls[best].label);
+		ap_json_string(f, m->calls[best].label ? m->calls[best].label : "");
 		fprintf(f, ",\"ms\":%.3f,\"queued_ms\":%.3f}", (double)m->calls[best].crit_ns / 1e6,
 			(double)m->calls[best].crit_queued_ns / 1e6);
 	}
@@ -1638,7 +1540,7 @@ static int write_chrome(FILE *f, const struct model *m)
 	_cleanup_free_ uint32_t *tids = NULL;
 	struct json_ctx j = { .f = f, .m = m, .pid = (int)getpid(), .first = true };
 	size_t n = 0, depth = 0, n_tids = 0, i, k;
-	struct rusage ru;
+	long rss;
 	int r;
 
 	sl = calloc(m->n_calls + m->n_phases + m->n_waits + 1, sizeof(*sl));
@@ -1764,7 +1666,7 @@ static int write_chrome(FILE *f, const struct model *m)
 
 		ev_begin(&j, "i", c ? c->tid : mk->tid, mk->t);
 		fprintf(f, ",\"s\":\"%s\",\"cat\":\"mark\",\"name\":", c ? "t" : "g");
-		put_json_str(f, mk->what);
+		ap_json_string(f, mk->what);
 		fprintf(f, ",\"args\":{\"cookie\":%" PRIu64 "}}", mk->cookie);
 	}
 
@@ -1775,7 +1677,7 @@ static int write_chrome(FILE *f, const struct model *m)
 
 	/* The run as a whole, for benchmarks (issue 6) and people. */
 	fputs("\n],\n\"otherData\":{\"generator\":\"asyncprobe " PACKAGE_VERSION "\",\"mode\":", f);
-	put_json_str(f, model_mode(m));
+	ap_json_string(f, model_mode(m));
 	fprintf(f, ",\"base_monotonic_ns\":%" PRIu64 ",\"span_ms\":%.3f", m->base, (double)m->end / 1e6);
 	fprintf(f, ",\"calls\":%u,\"started\":%u,\"finished\":%u,\"inline_calls\":%u"
 		",\"workers\":%u,\"peak_running\":%u,\"peak_queued\":%u,\"events\":%" PRIu64
@@ -1783,8 +1685,9 @@ static int write_chrome(FILE *f, const struct model *m)
 		m->sum.calls, m->sum.started, m->sum.finished, m->sum.inline_calls, m->sum.workers,
 		m->sum.peak_running, m->sum.peak_queued, m->sum.events, m->sum.waits,
 		(double)m->sum.wait_ns / 1e6, (double)m->sum.queued_ns / 1e6, m->sum.dropped);
-	if (getrusage(RUSAGE_SELF, &ru) == 0)
-		fprintf(f, ",\"peak_rss_kib\":%ld", ru.ru_maxrss);
+	rss = ap_peak_rss_kib();
+	if (rss >= 0)
+		fprintf(f, ",\"peak_rss_kib\":%ld", rss);
 	put_breakdown(f, m);
 	put_critical(f, m);
 	fputs(",\"marks\":{", f);
@@ -1796,15 +1699,15 @@ static int write_chrome(FILE *f, const struct model *m)
 		if (k < i)
 			continue;
 		fputs(i ? "," : "", f);
-		put_json_str(f, m->marks[i].what);
+		ap_json_string(f, m->marks[i].what);
 		fprintf(f, ":%.3f", (double)m->marks[i].t / 1e6);
 	}
 	fputs("},\"meta\":{", f);
 	for (i = 0; i < m->n_metas; i++) {
 		fputs(i ? "," : "", f);
-		put_json_str(f, m->metas[i].key);
+		ap_json_string(f, m->metas[i].key);
 		fputc(':', f);
-		put_json_str(f, m->metas[i].value);
+		ap_json_string(f, m->metas[i].value);
 	}
 	fputs("}}}\n", f);
 	return 0;
@@ -1821,13 +1724,13 @@ int ap_trace_write_chrome(const char *path)
 	r = model_build(&m);
 	if (r < 0)
 		return r;
-	f = open_out(path, &err);
+	f = ap_out_open(path, &err);
 	if (!f) {
 		model_free(&m);
 		return err;
 	}
 	r = write_chrome(f, &m);
-	err = close_out(f);
+	err = ap_out_close(f);
 	model_free(&m);
 	return r < 0 ? r : err;
 }
@@ -2369,13 +2272,13 @@ int ap_trace_write_svg(const char *path, const char *title)
 	r = model_build(&m);
 	if (r < 0)
 		return r;
-	f = open_out(path, &err);
+	f = ap_out_open(path, &err);
 	if (!f) {
 		model_free(&m);
 		return err;
 	}
 	r = write_svg(f, &m, title);
-	err = close_out(f);
+	err = ap_out_close(f);
 	model_free(&m);
 	return r < 0 ? r : err;
 }
