@@ -523,6 +523,162 @@ out:
 	return r;
 }
 
+/* ------------------------------------------------ waits and NVMe heads */
+
+/* Does @syspath have a descendant in @subsystem (and @devtype)? */
+bool ap_has_child(struct udev *udev, const char *syspath, const char *subsystem,
+		  const char *devtype)
+{
+	struct udev_enumerate *en;
+	struct udev_device *parent;
+	struct udev_list_entry *item;
+	bool found = false;
+
+	parent = udev_device_new_from_syspath(udev, syspath);
+	if (!parent)
+		return false;
+	en = udev_enumerate_new(udev);
+	if (!en) {
+		udev_device_unref(parent);
+		return false;
+	}
+	udev_enumerate_add_match_parent(en, parent);
+	udev_enumerate_add_match_subsystem(en, subsystem);
+	if (udev_enumerate_scan_devices(en) >= 0)
+		udev_list_entry_foreach(item, udev_enumerate_get_list_entry(en)) {
+			struct udev_device *d;
+			const char *t;
+
+			if (strcmp(udev_list_entry_get_name(item), syspath) == 0)
+				continue;
+			if (!devtype) {
+				found = true;
+				break;
+			}
+			d = udev_device_new_from_syspath(udev, udev_list_entry_get_name(item));
+			if (!d)
+				continue;
+			t = udev_device_get_devtype(d);
+			found = t && strcmp(t, devtype) == 0;
+			udev_device_unref(d);
+			if (found)
+				break;
+		}
+	udev_enumerate_unref(en);
+	udev_device_unref(parent);
+	return found;
+}
+
+/* NVMe: the controller's class device is live and has a namespace. */
+bool ap_nvme_ctrl_ready(struct udev *udev, const char *syspath)
+{
+	struct udev_enumerate *en = udev_enumerate_new(udev);
+	struct udev_device *parent = udev_device_new_from_syspath(udev, syspath);
+	struct udev_list_entry *item;
+	bool ready = false;
+
+	if (!en || !parent)
+		goto out;
+	udev_enumerate_add_match_parent(en, parent);
+	udev_enumerate_add_match_subsystem(en, "nvme");
+	if (udev_enumerate_scan_devices(en) < 0)
+		goto out;
+	udev_list_entry_foreach(item, udev_enumerate_get_list_entry(en)) {
+		const char *path = udev_list_entry_get_name(item);
+		struct udev_device *c = udev_device_new_from_syspath(udev, path);
+		const char *state;
+
+		if (!c)
+			continue;
+		state = udev_device_get_sysattr_value(c, "state");
+		if (state && strncmp(state, "live", 4) == 0 &&
+		    ap_has_child(udev, path, "block", "disk"))
+			ready = true;
+		udev_device_unref(c);
+		if (ready)
+			break;
+	}
+out:
+	if (en)
+		udev_enumerate_unref(en);
+	if (parent)
+		udev_device_unref(parent);
+	return ready;
+}
+
+/*
+ * NVMe native multipath: the namespace's disk (nvme0n1) lives below
+ * /sys/devices/virtual/nvme-subsystem, and the controller holds only a
+ * hidden path device (nvme0c0n1).  The head lists its paths in its
+ * "multipath" directory, a relation libudev does not expose; look for it.
+ */
+void ap_enumerate_nvme_heads(struct udev *udev, const char *ctrl_syspath, struct ap_found_list *out)
+{
+	struct udev_enumerate *en = udev_enumerate_new(udev);
+	struct udev_list_entry *item;
+
+	if (!en)
+		return;
+	udev_enumerate_add_match_subsystem(en, "block");
+	udev_enumerate_add_match_property(en, "DEVTYPE", "disk");
+	if (udev_enumerate_scan_devices(en) < 0)
+		goto out;
+	udev_list_entry_foreach(item, udev_enumerate_get_list_entry(en)) {
+		const char *head = udev_list_entry_get_name(item);
+		struct udev_enumerate *pe;
+		struct udev_device *ctrl;
+		struct udev_list_entry *pi;
+
+		if (!strstr(head, "/nvme-subsystem/"))
+			continue;
+		ctrl = udev_device_new_from_syspath(udev, ctrl_syspath);
+		pe = udev_enumerate_new(udev);
+		if (!ctrl || !pe) {
+			if (ctrl)
+				udev_device_unref(ctrl);
+			if (pe)
+				udev_enumerate_unref(pe);
+			continue;
+		}
+		udev_enumerate_add_match_parent(pe, ctrl);
+		udev_enumerate_add_match_subsystem(pe, "block");
+		if (udev_enumerate_scan_devices(pe) >= 0)
+			udev_list_entry_foreach(pi, udev_enumerate_get_list_entry(pe)) {
+				const char *p = udev_list_entry_get_name(pi), *base = strrchr(p, '/');
+				char link[PATH_MAX];
+
+				if (!base)
+					continue;
+				snprintf(link, sizeof(link), "%s/multipath/%s", head, base + 1);
+				if (access(link, F_OK) == 0) {
+					struct udev_device *hd = udev_device_new_from_syspath(udev, head);
+
+					if (hd && ap_classify(hd, false, false) == AP_KIND_DISK) {
+						struct ap_found *v = realloc(out->v, (out->n + 1) * sizeof(*v));
+
+						if (v) {
+							out->v = v;
+							memset(&v[out->n], 0, sizeof(v[0]));
+							v[out->n].syspath = strdup(head);
+							v[out->n].devpath = strdup(udev_device_get_devpath(hd));
+							v[out->n].kind = AP_KIND_DISK;
+							if (v[out->n].syspath && v[out->n].devpath)
+								out->n++;
+							out->allocated = out->n;
+						}
+					}
+					if (hd)
+						udev_device_unref(hd);
+					break;
+				}
+			}
+		udev_enumerate_unref(pe);
+		udev_device_unref(ctrl);
+	}
+out:
+	udev_enumerate_unref(en);
+}
+
 /* -------------------------------------------------------------- monitor */
 
 struct ap_monitor {
