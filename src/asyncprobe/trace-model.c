@@ -336,24 +336,12 @@ static void model_critical(struct trace_model *m)
 		m->sum.critical_calls += m->calls[i].crit_ns > 0;
 }
 
-int trace_model_build(struct trace_model *m)
+/* Time 0: tracing enabled, or anything recorded before that. */
+static void model_base(struct trace_model *m, const struct phase_rec *ph, const struct mark_rec *mk)
 {
-	_cleanup_free_ struct phase_rec *ph = NULL;
-	_cleanup_free_ struct mark_rec *mk = NULL;
-	_cleanup_free_ uint64_t *cookies = NULL;
-	_cleanup_free_ struct mwait *open = NULL;
-	_cleanup_free_ uint32_t *workers = NULL;
-	size_t n_cookies = 0, n_open = 0, n_workers = 0, i, j, k;
-	uint64_t base, end = 0;
-	int r;
+	uint64_t base = m->base ? m->base : UINT64_MAX;
+	size_t i;
 
-	memset(m, 0, sizeof(*m));
-	r = trace_records_copy(m, &ph, &mk);
-	if (r < 0)
-		goto fail;
-
-	/* Time 0: tracing enabled, or anything recorded before that. */
-	base = m->base ? m->base : UINT64_MAX;
 	for (i = 0; i < m->n_ev; i++)
 		if (m->ev[i].t < base)
 			base = m->ev[i].t;
@@ -363,18 +351,24 @@ int trace_model_build(struct trace_model *m)
 	for (i = 0; i < m->n_marks; i++)
 		if (mk[i].t < base)
 			base = mk[i].t;
-	if (base == UINT64_MAX)
-		base = 0;
-	m->base = base;
+	m->base = base == UINT64_MAX ? 0 : base;
+}
 
-#define REL(t) ((t) >= base ? (t) - base : 0)
+/* A recorded time relative to the base. */
+static uint64_t rel(const struct trace_model *m, uint64_t t)
+{
+	return t >= m->base ? t - m->base : 0;
+}
 
-	/* The calls: every cookie mentioned anywhere. */
+/* The calls: every cookie mentioned anywhere, sorted. */
+static int model_calls(struct trace_model *m, const struct phase_rec *ph)
+{
+	_cleanup_free_ uint64_t *cookies = NULL;
+	size_t n_cookies = 0, i, k;
+
 	cookies = malloc((m->n_ev + m->n_labels + m->n_phases + 1) * sizeof(*cookies));
-	if (!cookies) {
-		r = -ENOMEM;
-		goto fail;
-	}
+	if (!cookies)
+		return -ENOMEM;
 	for (i = 0; i < m->n_ev; i++)
 		if (m->ev[i].cookie)
 			cookies[n_cookies++] = m->ev[i].cookie;
@@ -391,30 +385,56 @@ int trace_model_build(struct trace_model *m)
 	n_cookies = k;
 	if (n_cookies) {
 		m->calls = calloc(n_cookies, sizeof(*m->calls));
-		if (!m->calls) {
-			r = -ENOMEM;
-			goto fail;
-		}
+		if (!m->calls)
+			return -ENOMEM;
 	}
 	m->n_calls = n_cookies;
 	for (i = 0; i < n_cookies; i++) {
 		m->calls[i].cookie = cookies[i];
 		m->calls[i].first = UINT64_MAX;
 	}
+	return 0;
+}
 
-	/* Events, in recording order (per-thread order is preserved). */
-	if (m->n_ev) {
-		open = malloc(m->n_ev * sizeof(*open));
-		m->waits = malloc(m->n_ev * sizeof(*m->waits));
-		workers = malloc(m->n_ev * sizeof(*workers));
-		if (!open || !m->waits || !workers) {
-			r = -ENOMEM;
-			goto fail;
+/* Waits begun and not yet ended while the events are replayed. */
+struct open_waits {
+	struct mwait *v;
+	size_t n;
+};
+
+/* A synchronize end: close the innermost open wait of its thread and call. */
+static void wait_end(struct trace_model *m, struct open_waits *open, const struct ev_rec *e, uint64_t t)
+{
+	size_t j;
+
+	for (j = open->n; j > 0; j--) {
+		struct mwait *w = &open->v[j - 1];
+
+		if (w->thread == e->thread && w->tid == tid_of(m, e->thread, e->worker) &&
+		    w->cookie == e->cookie) {
+			w->t1 = t >= w->t0 ? t : w->t0;
+			m->waits[m->n_waits++] = *w;
+			memmove(w, w + 1, (open->n - j) * sizeof(*w));
+			open->n--;
+			return;
 		}
 	}
+}
+
+/*
+ * Events, in recording order (per-thread order is preserved): schedule,
+ * start and end times of the calls, closed waits into m->waits, the
+ * workers seen into @workers.  Returns the last time.
+ */
+static uint64_t model_events(struct trace_model *m, struct open_waits *open, uint32_t *workers,
+			     size_t *n_workers)
+{
+	uint64_t end = 0;
+	size_t i;
+
 	for (i = 0; i < m->n_ev; i++) {
 		const struct ev_rec *e = &m->ev[i];
-		uint64_t t = REL(e->t);
+		uint64_t t = rel(m, e->t);
 		struct mcall *c = e->cookie ? trace_find_call(m, e->cookie) : NULL;
 
 		if (t > end)
@@ -441,7 +461,7 @@ int trace_model_build(struct trace_model *m)
 			if (e->domain && !c->domain)
 				c->domain = e->domain;
 			if (e->worker)
-				workers[n_workers++] = e->worker;
+				workers[(*n_workers)++] = e->worker;
 			break;
 		case ASYNC_TRACE_END:
 			if (!c || c->has_end)
@@ -450,71 +470,60 @@ int trace_model_build(struct trace_model *m)
 			c->end = t;
 			break;
 		case ASYNC_TRACE_SYNC_BEGIN:
-			open[n_open++] = (struct mwait){
+			open->v[open->n++] = (struct mwait){
 				.cookie = e->cookie, .target = e->target, .t0 = t,
 				.thread = e->thread, .tid = tid_of(m, e->thread, e->worker),
 				.domain = e->domain,
 			};
 			break;
 		case ASYNC_TRACE_SYNC_END:
-			for (j = n_open; j > 0; j--) {
-				struct mwait *w = &open[j - 1];
-
-				if (w->thread == e->thread && w->tid == tid_of(m, e->thread, e->worker) &&
-				    w->cookie == e->cookie) {
-					w->t1 = t >= w->t0 ? t : w->t0;
-					m->waits[m->n_waits++] = *w;
-					memmove(w, w + 1, (n_open - j) * sizeof(*w));
-					n_open--;
-					break;
-				}
-			}
+			wait_end(m, open, e, t);
 			break;
 		}
 	}
+	return end;
+}
 
-	/* Phases and marks, relative. */
+/* Phases and marks, relative.  Returns the last time, at least @end. */
+static int model_phases_marks(struct trace_model *m, const struct phase_rec *ph,
+			      const struct mark_rec *mk, uint64_t *end)
+{
+	size_t i;
+
 	if (m->n_phases) {
 		m->phases = malloc(m->n_phases * sizeof(*m->phases));
-		if (!m->phases) {
-			r = -ENOMEM;
-			goto fail;
-		}
+		if (!m->phases)
+			return -ENOMEM;
 	}
 	for (i = 0; i < m->n_phases; i++) {
 		m->phases[i] = (struct mphase){
-			.cookie = ph[i].cookie, .t0 = REL(ph[i].t0), .t1 = REL(ph[i].t1),
+			.cookie = ph[i].cookie, .t0 = rel(m, ph[i].t0), .t1 = rel(m, ph[i].t1),
 			.tid = tid_of(m, ph[i].thread, 0), .seq = ph[i].seq, .name = ph[i].name,
 		};
-		if (m->phases[i].t1 > end)
-			end = m->phases[i].t1;
+		if (m->phases[i].t1 > *end)
+			*end = m->phases[i].t1;
 	}
 	if (m->n_marks) {
 		m->marks = malloc(m->n_marks * sizeof(*m->marks));
-		if (!m->marks) {
-			r = -ENOMEM;
-			goto fail;
-		}
+		if (!m->marks)
+			return -ENOMEM;
 	}
 	for (i = 0; i < m->n_marks; i++) {
 		m->marks[i] = (struct mmark){
-			.cookie = mk[i].cookie, .t = REL(mk[i].t),
+			.cookie = mk[i].cookie, .t = rel(m, mk[i].t),
 			.tid = tid_of(m, mk[i].thread, 0), .what = mk[i].what,
 		};
-		if (m->marks[i].t > end)
-			end = m->marks[i].t;
+		if (m->marks[i].t > *end)
+			*end = m->marks[i].t;
 	}
-	m->end = end;
+	return 0;
+}
 
-	/* Waits still open at the end of the trace. */
-	for (j = 0; j < n_open; j++) {
-		open[j].t1 = end;
-		open[j].unfinished = true;
-		m->waits[m->n_waits++] = open[j];
-	}
-#undef REL
+/* Labels (the last one per cookie wins); phases and waits to their calls. */
+static void model_attach(struct trace_model *m)
+{
+	size_t i;
 
-	/* Labels: the last one per cookie wins. */
 	for (i = 0; i < m->n_labels; i++) {
 		struct mcall *c = m->labels[i].cookie ? trace_find_call(m, m->labels[i].cookie) : NULL;
 
@@ -524,7 +533,7 @@ int trace_model_build(struct trace_model *m)
 		}
 	}
 
-	/* Attach phases and waits to their calls (cookie 0 sorts first). */
+	/* cookie 0 sorts first */
 	trace_sort(m->phases, m->n_phases, sizeof(*m->phases), cmp_phase);
 	trace_sort(m->waits, m->n_waits, sizeof(*m->waits), cmp_wait);
 	for (i = 0; i < m->n_phases && m->phases[i].cookie == 0; i++)
@@ -549,62 +558,63 @@ int trace_model_build(struct trace_model *m)
 			c->wait_first = i;
 		c->wait_count++;
 	}
+}
 
-	/* Per call: end of unfinished calls, extent, tracks, clamping. */
-	for (i = 0; i < m->n_calls; i++) {
-		struct mcall *c = &m->calls[i];
+/* Per call: end of an unfinished call, extent, track, phases clamped into its run. */
+static void call_extent(struct trace_model *m, struct mcall *c)
+{
+	size_t j;
 
-		if (c->has_start && !c->has_end)
-			c->end = end;
-		if (c->has_start && c->end < c->start)
-			c->end = c->start;
-		if (c->has_sched)
-			c->first = c->sched;
-		if (c->has_start) {
-			if (c->start < c->first)
-				c->first = c->start;
-			c->last = c->end;
-		}
-		for (j = c->phase_first; j < c->phase_first + c->phase_count; j++) {
-			struct mphase *p = &m->phases[j];
-
-			if (c->has_start && p->t1 > c->start && p->t0 < c->end) {
-				if (p->t0 < c->start)
-					p->t0 = c->start;
-				if (p->t1 > c->end)
-					p->t1 = c->end;
-			}
-			if (p->t0 < c->first)
-				c->first = p->t0;
-			if (p->t1 > c->last)
-				c->last = p->t1;
-		}
-		for (j = c->wait_first; j < c->wait_first + c->wait_count; j++) {
-			if (m->waits[j].t0 < c->first)
-				c->first = m->waits[j].t0;
-			if (m->waits[j].t1 > c->last)
-				c->last = m->waits[j].t1;
-		}
-		if (c->first == UINT64_MAX)
-			c->first = c->last = 0;
-		if (c->last < c->first)
-			c->last = c->first;     /* only scheduled */
-		if (!c->has_start) {
-			if (c->phase_count)
-				c->tid = m->phases[c->phase_first].tid;
-			else if (c->wait_count)
-				c->tid = m->waits[c->wait_first].tid;
-			else
-				c->tid = c->sched_tid;
-		}
+	if (c->has_start && !c->has_end)
+		c->end = m->end;
+	if (c->has_start && c->end < c->start)
+		c->end = c->start;
+	if (c->has_sched)
+		c->first = c->sched;
+	if (c->has_start) {
+		if (c->start < c->first)
+			c->first = c->start;
+		c->last = c->end;
 	}
+	for (j = c->phase_first; j < c->phase_first + c->phase_count; j++) {
+		struct mphase *p = &m->phases[j];
 
-	r = model_blame(m);
-	if (r < 0)
-		goto fail;
-	model_critical(m);
+		if (c->has_start && p->t1 > c->start && p->t0 < c->end) {
+			if (p->t0 < c->start)
+				p->t0 = c->start;
+			if (p->t1 > c->end)
+				p->t1 = c->end;
+		}
+		if (p->t0 < c->first)
+			c->first = p->t0;
+		if (p->t1 > c->last)
+			c->last = p->t1;
+	}
+	for (j = c->wait_first; j < c->wait_first + c->wait_count; j++) {
+		if (m->waits[j].t0 < c->first)
+			c->first = m->waits[j].t0;
+		if (m->waits[j].t1 > c->last)
+			c->last = m->waits[j].t1;
+	}
+	if (c->first == UINT64_MAX)
+		c->first = c->last = 0;
+	if (c->last < c->first)
+		c->last = c->first;     /* only scheduled */
+	if (!c->has_start) {
+		if (c->phase_count)
+			c->tid = m->phases[c->phase_first].tid;
+		else if (c->wait_count)
+			c->tid = m->waits[c->wait_first].tid;
+		else
+			c->tid = c->sched_tid;
+	}
+}
 
-	/* The figures. */
+/* The figures of struct ap_trace_summary. */
+static int model_figures(struct trace_model *m, uint32_t *workers, size_t n_workers)
+{
+	size_t i;
+
 	m->sum.base_ns = m->base;
 	m->sum.span_ns = m->end;
 	m->sum.calls = (unsigned int)m->n_calls;
@@ -627,11 +637,62 @@ int trace_model_build(struct trace_model *m)
 	for (i = 0; i < n_workers; i++)
 		if (i == 0 || workers[i] != workers[i - 1])
 			m->sum.workers++;
-	r = trace_model_sweep(m, NULL, NULL, &m->sum.peak_queued, &m->sum.peak_running);
+	return trace_model_sweep(m, NULL, NULL, &m->sum.peak_queued, &m->sum.peak_running);
+}
+
+int trace_model_build(struct trace_model *m)
+{
+	_cleanup_free_ struct phase_rec *ph = NULL;
+	_cleanup_free_ struct mark_rec *mk = NULL;
+	_cleanup_free_ uint32_t *workers = NULL;
+	struct open_waits open = { NULL, 0 };
+	size_t n_workers = 0, i;
+	uint64_t end;
+	int r;
+
+	memset(m, 0, sizeof(*m));
+	r = trace_records_copy(m, &ph, &mk);
+	if (r < 0)
+		goto fail;
+	model_base(m, ph, mk);
+	r = model_calls(m, ph);
+	if (r < 0)
+		goto fail;
+	if (m->n_ev) {
+		open.v = malloc(m->n_ev * sizeof(*open.v));
+		m->waits = malloc(m->n_ev * sizeof(*m->waits));
+		workers = malloc(m->n_ev * sizeof(*workers));
+		if (!open.v || !m->waits || !workers) {
+			r = -ENOMEM;
+			goto fail;
+		}
+	}
+	end = model_events(m, &open, workers, &n_workers);
+	r = model_phases_marks(m, ph, mk, &end);
+	if (r < 0)
+		goto fail;
+	m->end = end;
+	/* waits still open at the end of the trace */
+	for (i = 0; i < open.n; i++) {
+		open.v[i].t1 = end;
+		open.v[i].unfinished = true;
+		m->waits[m->n_waits++] = open.v[i];
+	}
+	free(open.v);
+	open.v = NULL;
+	model_attach(m);
+	for (i = 0; i < m->n_calls; i++)
+		call_extent(m, &m->calls[i]);
+	r = model_blame(m);
+	if (r < 0)
+		goto fail;
+	model_critical(m);
+	r = model_figures(m, workers, n_workers);
 	if (r < 0)
 		goto fail;
 	return 0;
 fail:
+	free(open.v);
 	trace_model_free(m);
 	return r;
 }
