@@ -333,49 +333,61 @@ static void svg_call_text(FILE *f, const struct trace_model *m, const struct mca
 	free(text);
 }
 
-static int write_svg(FILE *f, const struct trace_model *m, const char *title)
+static const double PLOT_W = 1000, LABEL_W = 500, X0 = 30;
+
+/* Scale: a round step giving at most 15 grid lines; row height and font by the rows. */
+static void svg_scale(struct svg_geom *g, const struct trace_model *m, size_t rows)
 {
-	static const double PLOT_W = 1000, LABEL_W = 500, X0 = 30;
-	struct svg_geom g = { .x0 = X0, .w = PLOT_W };
-	bool program_row = m->program_phases > 0 || m->program_waits > 0;
-	size_t rows = m->n_calls + program_row, row, i, j, k, n_classes;
-	bool used[K_FIXED + N_EXTRA] = { false };
-	double y, chart_h, width, height, lx, mark_end[2] = { -1e9, -1e9 };
+	size_t k;
+
+	for (uint64_t p = 1000; !g->step_ns; p *= 10) {
+		static const unsigned int mult[] = { 1, 2, 5 };
+
+		for (k = 0; k < 3 && !g->step_ns; k++)
+			if (m->end / (mult[k] * p) < 15)
+				g->step_ns = mult[k] * p;
+	}
+	g->axis_ns = (m->end + g->step_ns - 1) / g->step_ns * g->step_ns;
+	if (g->axis_ns == 0)
+		g->axis_ns = g->step_ns;
+	g->scale = PLOT_W / (double)g->axis_ns;
+	g->row_h = rows <= 100 ? 18 : rows <= 400 ? 14 : 12;
+	g->bar_h = g->row_h - 5;
+	g->font = rows <= 100 ? 11 : rows <= 400 ? 10 : 9;
+}
+
+#define N_CLASSES (K_FIXED + N_EXTRA)
+
+/* The legend: an entry per colour used, laid out first (it may take several lines). */
+struct svg_legend {
 	struct {
 		char *text;
 		double x;
 		unsigned int line;
-	} legend[K_FIXED + N_EXTRA] = { { NULL } };
-	unsigned int legend_lines = 1;
-	double legend_y;
-	uint64_t total;
-	int r = 0;
-	char buf[64], dur[32];
+	} e[N_CLASSES];
+	unsigned int lines;
+	double y;
+};
 
-	/* Scale: a round step giving at most 15 grid lines. */
-	for (uint64_t p = 1000; !g.step_ns; p *= 10) {
-		static const unsigned int mult[] = { 1, 2, 5 };
+static void legend_free(struct svg_legend *l)
+{
+	for (size_t k = 0; k < N_CLASSES; k++)
+		free(l->e[k].text);
+}
 
-		for (k = 0; k < 3 && !g.step_ns; k++)
-			if (m->end / (mult[k] * p) < 15)
-				g.step_ns = mult[k] * p;
-	}
-	g.axis_ns = (m->end + g.step_ns - 1) / g.step_ns * g.step_ns;
-	if (g.axis_ns == 0)
-		g.axis_ns = g.step_ns;
-	g.scale = PLOT_W / (double)g.axis_ns;
-	g.row_h = rows <= 100 ? 18 : rows <= 400 ? 14 : 12;
-	g.bar_h = g.row_h - 5;
-	g.font = rows <= 100 ? 11 : rows <= 400 ? 10 : 9;
-	/* Which colours appear, for the legend. */
+static int legend_layout(struct svg_legend *l, const struct trace_model *m)
+{
+	bool used[N_CLASSES] = { false };
+	double lx;
+	size_t i, k;
+
+	/* Which colours appear. */
 	used[K_QUEUED] = used[K_RUNNING] = true;
 	used[K_MODPROBE] = used[K_WAIT] = used[K_PROBE] = used[K_SYNC] = used[K_LINKS] = true;
 	for (i = 0; i < m->n_phases; i++)
 		used[phase_class(m, m->phases[i].name)] = true;
-	n_classes = K_FIXED + N_EXTRA;
-
-	/* Legend layout first: it may take several lines. */
-	for (k = 0, lx = 16; k < n_classes; k++) {
+	l->lines = 1;
+	for (k = 0, lx = 16; k < N_CLASSES; k++) {
 		const char *name = k < K_FIXED ? svg_fixed[k].name : NULL;
 		double w;
 
@@ -388,27 +400,25 @@ static int write_svg(FILE *f, const struct trace_model *m, const char *title)
 					break;
 			name = i < m->n_names ? m->names[i] : "other";
 		}
-		legend[k].text = xml_string(name, 24);
-		if (!legend[k].text) {
-			r = -ENOMEM;
-			goto out;
-		}
-		w = 16 + glyphs(legend[k].text) * 6.6 + 18;
+		l->e[k].text = xml_string(name, 24);
+		if (!l->e[k].text)
+			return -ENOMEM;
+		w = 16 + glyphs(l->e[k].text) * 6.6 + 18;
 		if (lx + w > X0 + PLOT_W + LABEL_W - 16 && lx > 16) {
-			legend_lines++;
+			l->lines++;
 			lx = 16;
 		}
-		legend[k].x = lx;
-		legend[k].line = legend_lines - 1;
+		l->e[k].x = lx;
+		l->e[k].line = l->lines - 1;
 		lx += w;
 	}
-	legend_y = m->sum.critical_calls ? 94 : 76;
-	g.top = legend_y + 42 + 16.0 * (legend_lines - 1) + (m->n_marks ? 28 : 0);
-	g.bands = rows > BAND_ROWS + 10;
-	chart_h = rows ? row_y(&g, rows - 1) + g.row_h - g.top : 0;
-	width = X0 + PLOT_W + LABEL_W;
-	height = g.top + chart_h + 36;
+	l->y = m->sum.critical_calls ? 94 : 76;
+	return 0;
+}
 
+static void svg_style(FILE *f, const struct svg_geom *g, double width, double height)
+{
+	size_t k;
 
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" "
@@ -424,14 +434,20 @@ static int write_svg(FILE *f, const struct trace_model *m, const char *title)
 	      ".mark { stroke: #b00; stroke-width: 1; stroke-dasharray: 4 3; }\n"
 	      ".marktext { font-size: 10px; fill: #b00; }\n"
 	      ".progwait { fill: #e31a1c; opacity: 0.3; }\n", f);
-	fprintf(f, ".call text, .prog text { font-size: %dpx; }\n", g.font);
-	for (k = 0; k < n_classes; k++)
+	fprintf(f, ".call text, .prog text { font-size: %dpx; }\n", g->font);
+	for (k = 0; k < N_CLASSES; k++)
 		fprintf(f, ".k%zu { fill: %s; }\n", k,
 			k < K_FIXED ? svg_fixed[k].colour : svg_extra[k - K_FIXED]);
 	fputs("</style>\n", f);
 	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#fff\"/>\n", width, height);
+}
 
-	/* Title and header. */
+/* Title, the figures, marks and facts, the critical path. */
+static void svg_header(FILE *f, const struct trace_model *m, const char *title)
+{
+	char buf[64], dur[32];
+	size_t i, j, k;
+
 	fputs("<text class=\"title\" x=\"16\" y=\"26\">", f);
 	put_xml(f, title && *title ? title : "asyncprobe", 200);
 	fputs("</text>\n", f);
@@ -497,39 +513,52 @@ static int write_svg(FILE *f, const struct trace_model *m, const char *title)
 		}
 		fputs("</text>\n", f);
 	}
+}
 
-	/* Legend. */
+static void svg_legend_draw(FILE *f, const struct svg_legend *l)
+{
 	fputs("<g class=\"legend\">", f);
-	for (k = 0; k < n_classes; k++) {
-		if (!legend[k].text)
+	for (size_t k = 0; k < N_CLASSES; k++) {
+		if (!l->e[k].text)
 			continue;
 		fprintf(f, "<rect class=\"k%zu\" x=\"%.0f\" y=\"%.0f\" width=\"12\" height=\"12\"/>",
-			k, legend[k].x, legend_y + 16.0 * legend[k].line);
-		fprintf(f, "<text x=\"%.0f\" y=\"%.0f\">%s</text>", legend[k].x + 16,
-			legend_y + 10 + 16.0 * legend[k].line, legend[k].text);
+			k, l->e[k].x, l->y + 16.0 * l->e[k].line);
+		fprintf(f, "<text x=\"%.0f\" y=\"%.0f\">%s</text>", l->e[k].x + 16,
+			l->y + 10 + 16.0 * l->e[k].line, l->e[k].text);
 	}
 	fputs("</g>\n", f);
+}
 
-	/* Stripes, grid, tick labels above and below (and in the bands). */
+/* Stripes, grid, tick labels above and below (and in the bands). */
+static void svg_grid(FILE *f, const struct svg_geom *g, size_t rows, double chart_h, double width)
+{
+	size_t i;
+
 	for (i = 1; i < rows; i += 2)
 		fprintf(f, "<rect class=\"stripe\" x=\"0\" y=\"%.2f\" width=\"%.0f\" height=\"%.2f\"/>\n",
-			row_y(&g, i), width, g.row_h);
+			row_y(g, i), width, g->row_h);
 	fputs("<g class=\"grid\">", f);
-	for (uint64_t t = 0; t <= g.axis_ns; t += g.step_ns)
+	for (uint64_t t = 0; t <= g->axis_ns; t += g->step_ns)
 		fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>",
-			sx(&g, t), g.top - 4, sx(&g, t), g.top + chart_h);
+			sx(g, t), g->top - 4, sx(g, t), g->top + chart_h);
 	fputs("</g>\n", f);
-	svg_tick_labels(f, &g, g.top - 8);
-	svg_tick_labels(f, &g, g.top + chart_h + 14);
-	for (i = BAND_ROWS; g.bands && i < rows; i += BAND_ROWS)
-		svg_tick_labels(f, &g, row_y(&g, i) - 3);
+	svg_tick_labels(f, g, g->top - 8);
+	svg_tick_labels(f, g, g->top + chart_h + 14);
+	for (i = BAND_ROWS; g->bands && i < rows; i += BAND_ROWS)
+		svg_tick_labels(f, g, row_y(g, i) - 3);
+}
 
-	/*
-	 * Marks: dashed lines behind the bars, labels in two lines above the
-	 * tick labels, each on the first line where it does not overlap.
-	 */
-	for (i = 0; i < m->n_marks; i++) {
-		double x = sx(&g, m->marks[i].t), tw = 6.0 * (double)(strlen(m->marks[i].what) + 10);
+/*
+ * Marks: dashed lines behind the bars, labels in two lines above the
+ * tick labels, each on the first line where it does not overlap.
+ */
+static void svg_marks(FILE *f, const struct trace_model *m, const struct svg_geom *g, double chart_h)
+{
+	double mark_end[2] = { -1e9, -1e9 };
+	char buf[64];
+
+	for (size_t i = 0; i < m->n_marks; i++) {
+		double x = sx(g, m->marks[i].t), tw = 6.0 * (double)(strlen(m->marks[i].what) + 10);
 		unsigned int line = 0;
 
 		if (x < mark_end[0] + 6)
@@ -537,70 +566,105 @@ static int write_svg(FILE *f, const struct trace_model *m, const char *title)
 		mark_end[line] = x + tw;
 		fmt_dur(buf, sizeof(buf), m->marks[i].t);
 		fprintf(f, "<line class=\"mark\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\"/>",
-			x, g.top - 38 + (double)line * 13, x, g.top + chart_h);
+			x, g->top - 38 + (double)line * 13, x, g->top + chart_h);
 		fprintf(f, "<text class=\"marktext\" x=\"%.2f\" y=\"%.2f\">", x + 3,
-			g.top - 30 + (double)line * 13);
+			g->top - 30 + (double)line * 13);
 		put_xml(f, m->marks[i].what, 40);
 		fprintf(f, " %s</text>\n", buf);
 	}
-	/* The program's own row: phases and waits outside any call. */
-	y = g.top;
-	row = 0;
-	if (program_row) {
-		double by = y + (g.row_h - g.bar_h) / 2, tx = sx(&g, 0);
+}
 
-		fputs("<g class=\"prog\">", f);
-		for (i = 0; i < m->program_phases; i++) {
-			svg_rect(f, &g, by, m->phases[i].t0, m->phases[i].t1,
-				 phase_class(m, m->phases[i].name), 1.0);
-			if (sx(&g, m->phases[i].t1) > tx)
-				tx = sx(&g, m->phases[i].t1);
-		}
-		for (i = 0; i < m->program_waits; i++) {
-			/* the main thread waiting for everything: drawn light */
-			fprintf(f, "<rect class=\"progwait\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"/>",
-				sx(&g, m->waits[i].t0), by,
-				(double)(m->waits[i].t1 - m->waits[i].t0) * g.scale + 1.0, g.bar_h);
-			if (sx(&g, m->waits[i].t1) > tx)
-				tx = sx(&g, m->waits[i].t1);
-		}
-		for (i = 0, total = 0; i < m->program_waits; i++)
-			total += m->waits[i].t1 - m->waits[i].t0;
-		fmt_dur(buf, sizeof(buf), total);
-		fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">program, outside calls: %s in sync waits</text></g>\n",
-			tx + 4, y + g.row_h - 5, buf);
-		row++;
+/* The program's own row: phases and waits outside any call. */
+static void svg_program_row(FILE *f, const struct trace_model *m, const struct svg_geom *g)
+{
+	double y = g->top, by = y + (g->row_h - g->bar_h) / 2, tx = sx(g, 0);
+	uint64_t total = 0;
+	char buf[64];
+	size_t i;
+
+	fputs("<g class=\"prog\">", f);
+	for (i = 0; i < m->program_phases; i++) {
+		svg_rect(f, g, by, m->phases[i].t0, m->phases[i].t1,
+			 phase_class(m, m->phases[i].name), 1.0);
+		if (sx(g, m->phases[i].t1) > tx)
+			tx = sx(g, m->phases[i].t1);
 	}
+	for (i = 0; i < m->program_waits; i++) {
+		/* the main thread waiting for everything: drawn light */
+		fprintf(f, "<rect class=\"progwait\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"/>",
+			sx(g, m->waits[i].t0), by,
+			(double)(m->waits[i].t1 - m->waits[i].t0) * g->scale + 1.0, g->bar_h);
+		if (sx(g, m->waits[i].t1) > tx)
+			tx = sx(g, m->waits[i].t1);
+	}
+	for (i = 0; i < m->program_waits; i++)
+		total += m->waits[i].t1 - m->waits[i].t0;
+	fmt_dur(buf, sizeof(buf), total);
+	fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">program, outside calls: %s in sync waits</text></g>\n",
+		tx + 4, y + g->row_h - 5, buf);
+}
 
-	/* One row per call, in cookie order. */
+/* One row per call, in cookie order, from row @row on. */
+static void svg_call_rows(FILE *f, const struct trace_model *m, const struct svg_geom *g, size_t row,
+			  double width)
+{
+	size_t i, j;
+
 	for (i = 0; i < m->n_calls; i++, row++) {
 		const struct mcall *c = &m->calls[i];
-		double by, x1;
+		double y, by, x1;
 		uint64_t s = c->has_start ? c->start : c->first;
 		uint64_t e = c->has_start ? c->end : c->last;
 
-		y = row_y(&g, row);
-		by = y + (g.row_h - g.bar_h) / 2;
+		y = row_y(g, row);
+		by = y + (g->row_h - g->bar_h) / 2;
 		fprintf(f, "<g class=\"call\" data-cookie=\"%" PRIu64 "\">", c->cookie);
 		if (c->has_sched && c->has_start && c->start > c->sched)
-			svg_rect(f, &g, by, c->sched, c->start, K_QUEUED, 0.0);
-		svg_rect(f, &g, by, s, e, K_RUNNING, 2.0);
+			svg_rect(f, g, by, c->sched, c->start, K_QUEUED, 0.0);
+		svg_rect(f, g, by, s, e, K_RUNNING, 2.0);
 		for (j = c->phase_first; j < c->phase_first + c->phase_count; j++)
-			svg_rect(f, &g, by, m->phases[j].t0, m->phases[j].t1,
+			svg_rect(f, g, by, m->phases[j].t0, m->phases[j].t1,
 				 phase_class(m, m->phases[j].name), 1.0);
 		for (j = c->wait_first; j < c->wait_first + c->wait_count; j++)
-			svg_rect(f, &g, by, m->waits[j].t0, m->waits[j].t1, K_SYNC, 1.0);
-		x1 = sx(&g, e);
-		if (x1 < sx(&g, s) + 2.0)
-			x1 = sx(&g, s) + 2.0;
-		svg_call_text(f, m, c, &g, sx(&g, c->first), x1, y + g.row_h - 5, width);
+			svg_rect(f, g, by, m->waits[j].t0, m->waits[j].t1, K_SYNC, 1.0);
+		x1 = sx(g, e);
+		if (x1 < sx(g, s) + 2.0)
+			x1 = sx(g, s) + 2.0;
+		svg_call_text(f, m, c, g, sx(g, c->first), x1, y + g->row_h - 5, width);
 		fputs("</g>\n", f);
 	}
+}
 
+static int write_svg(FILE *f, const struct trace_model *m, const char *title)
+{
+	struct svg_geom g = { .x0 = X0, .w = PLOT_W };
+	bool program_row = m->program_phases > 0 || m->program_waits > 0;
+	size_t rows = m->n_calls + program_row;
+	struct svg_legend legend = { 0 };
+	double chart_h, width, height;
+	int r;
+
+	svg_scale(&g, m, rows);
+	r = legend_layout(&legend, m);
+	if (r < 0)
+		goto out;
+	g.top = legend.y + 42 + 16.0 * (legend.lines - 1) + (m->n_marks ? 28 : 0);
+	g.bands = rows > BAND_ROWS + 10;
+	chart_h = rows ? row_y(&g, rows - 1) + g.row_h - g.top : 0;
+	width = X0 + PLOT_W + LABEL_W;
+	height = g.top + chart_h + 36;
+
+	svg_style(f, &g, width, height);
+	svg_header(f, m, title);
+	svg_legend_draw(f, &legend);
+	svg_grid(f, &g, rows, chart_h, width);
+	svg_marks(f, m, &g, chart_h);
+	if (program_row)
+		svg_program_row(f, m, &g);
+	svg_call_rows(f, m, &g, program_row, width);
 	fputs("</svg>\n", f);
 out:
-	for (k = 0; k < K_FIXED + N_EXTRA; k++)
-		free(legend[k].text);
+	legend_free(&legend);
 	return r;
 }
 
