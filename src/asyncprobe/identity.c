@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -40,7 +41,8 @@
 #include <libudev.h>
 
 #include "asyncprobe.h"
-#include "names.h"
+#include "identity.h"
+#include "udev-string.h"
 
 static void closep(int *fd)
 {
@@ -1205,4 +1207,116 @@ int ap_identity_for_disk(struct udev_device *disk, struct ap_identity *id)
 fail:
 	ap_identity_clear(id);
 	return r;
+}
+
+/* ------------------------------------------------------------ cache */
+
+struct ident_entry {
+	dev_t devnum;
+	char *syspath;
+	char *diskseq;          /* a new medium at the same devnum has a new diskseq */
+	struct ap_identity id;
+	struct ident_entry *next;
+};
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ident_entry *cache_head; /* cache_lock */
+
+void ap_identity_cache_flush(void)
+{
+	pthread_mutex_lock(&cache_lock);
+	while (cache_head) {
+		struct ident_entry *e = cache_head;
+
+		cache_head = e->next;
+		ap_identity_clear(&e->id);
+		free(e->syspath);
+		free(e->diskseq);
+		free(e);
+	}
+	pthread_mutex_unlock(&cache_lock);
+}
+
+static char *dupn(const char *s, int *err)
+{
+	char *d;
+
+	if (!s)
+		return NULL;
+	d = strdup(s);
+	if (!d)
+		*err = -ENOMEM;
+	return d;
+}
+
+static int identity_copy(const struct ap_identity *a, struct ap_identity *b)
+{
+	int err = 0;
+
+	memset(b, 0, sizeof(*b));
+	b->bus = dupn(a->bus, &err);
+	b->serial = dupn(a->serial, &err);
+	b->wwn = dupn(a->wwn, &err);
+	b->usb_serial = dupn(a->usb_serial, &err);
+	b->nvme_wwid = dupn(a->nvme_wwid, &err);
+	b->nvme_model = dupn(a->nvme_model, &err);
+	b->nvme_serial = dupn(a->nvme_serial, &err);
+	b->nvme_nsid = dupn(a->nvme_nsid, &err);
+	b->virtio_serial = dupn(a->virtio_serial, &err);
+	b->mmc_name = dupn(a->mmc_name, &err);
+	b->mmc_serial = dupn(a->mmc_serial, &err);
+	b->path = dupn(a->path, &err);
+	b->path_ata_compat = dupn(a->path_ata_compat, &err);
+	b->diskseq = dupn(a->diskseq, &err);
+	b->source = a->source;
+	if (err)
+		ap_identity_clear(b);
+	return err;
+}
+
+int ap_identity_get(struct udev_device *disk, struct ap_identity *ret)
+{
+	dev_t devnum = udev_device_get_devnum(disk);
+	const char *syspath = udev_device_get_syspath(disk);
+	const char *seq = udev_device_get_sysattr_value(disk, "diskseq");
+	struct ident_entry *e;
+	struct ap_identity id;
+	int r;
+
+	if (!seq)
+		seq = "";
+	pthread_mutex_lock(&cache_lock);
+	for (e = cache_head; e; e = e->next)
+		if (e->devnum == devnum && strcmp(e->syspath, syspath) == 0 &&
+		    strcmp(e->diskseq, seq) == 0) {
+			r = identity_copy(&e->id, ret);
+			pthread_mutex_unlock(&cache_lock);
+			return r;
+		}
+	pthread_mutex_unlock(&cache_lock);
+
+	r = ap_identity_for_disk(disk, &id);
+	if (r < 0)
+		return r;
+	r = identity_copy(&id, ret);
+	if (r < 0) {
+		ap_identity_clear(&id);
+		return r;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e || !(e->syspath = strdup(syspath)) || !(e->diskseq = strdup(seq))) {
+		/* no cache entry: fine, only slower */
+		if (e)
+			free(e->syspath);
+		free(e);
+		ap_identity_clear(&id);
+		return 0;
+	}
+	e->devnum = devnum;
+	e->id = id;
+	pthread_mutex_lock(&cache_lock);
+	e->next = cache_head;
+	cache_head = e;
+	pthread_mutex_unlock(&cache_lock);
+	return 0;
 }

@@ -32,8 +32,9 @@
 #include <libudev.h>
 
 #include "asyncprobe.h"
+#include "identity.h"
 #include "names.h"
-#include "utf8.h"
+#include "udev-string.h"
 
 #define UDEV_PATH_SIZE 1024
 
@@ -90,115 +91,6 @@ void ap_namelist_free(struct ap_namelist *l)
 		free(l->names[i]);
 	free(l->names);
 	memset(l, 0, sizeof(*l));
-}
-
-/* --------------------------------------------------- string cleaning */
-
-int ap_utf8_encoded_valid_unichar(const char *str)
-{
-	uint32_t cp;
-	size_t len = ap_utf8_decode(str, &cp);
-
-	/* udev also refuses the non-characters */
-	if (!len || ap_unichar_is_noncharacter(cp))
-		return -EINVAL;
-	return (int)len;
-}
-
-size_t ap_udev_replace_whitespace(const char *str, char *to, size_t len)
-{
-	bool is_space = false;
-	size_t i, j;
-
-	/* udev skips only these four as leading whitespace */
-	i = strspn(str, " \t\n\r");
-	for (j = 0; j < len && i < len && str[i] != '\0'; i++) {
-		if (isspace((unsigned char)str[i])) {
-			is_space = true;
-			continue;
-		}
-		if (is_space) {
-			if (j + 1 >= len)
-				break;
-			to[j++] = '_';
-			is_space = false;
-		}
-		to[j++] = str[i];
-	}
-	to[j] = '\0';
-	return j;
-}
-
-static bool allowed_char(char c, const char *allow)
-{
-	if ((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'))
-		return true;
-	if (c != '\0' && strchr("#+-.:=@_", c))
-		return true;
-	return allow && c != '\0' && strchr(allow, c);
-}
-
-size_t ap_udev_replace_chars(char *str, const char *allow)
-{
-	size_t i = 0, replaced = 0;
-
-	while (str[i] != '\0') {
-		int len;
-
-		if (allowed_char(str[i], allow)) {
-			i++;
-			continue;
-		}
-		/* "\x" is kept: it is how encoded values spell a byte */
-		if (str[i] == '\\' && str[i + 1] == 'x') {
-			i += 2;
-			continue;
-		}
-		len = ap_utf8_encoded_valid_unichar(str + i);
-		if (len > 1) {
-			i += (size_t)len;
-			continue;
-		}
-		if (isspace((unsigned char)str[i]) && allow && strchr(allow, ' ')) {
-			str[i] = ' ';
-			i++;
-			replaced++;
-			continue;
-		}
-		str[i] = '_';
-		i++;
-		replaced++;
-	}
-	return replaced;
-}
-
-char *ap_udev_attr_clean(const char *value)
-{
-	char *s;
-	size_t n;
-
-	/* udev copies into a UDEV_NAME_SIZE (512) buffer first */
-	n = strnlen(value, 511);
-	s = strndup(value, n);
-	if (!s)
-		return NULL;
-	while (n > 0 && isspace((unsigned char)s[n - 1]))
-		s[--n] = '\0';
-	ap_udev_replace_chars(s, "/ $%?,");
-	return s;
-}
-
-char *ap_blkid_encode(const char *raw, bool after_safe)
-{
-	char s[257];
-
-	memset(s, 0, sizeof(s));
-	if (after_safe)
-		blkid_safe_string(raw, s, 256);
-	/* the return value is ignored by udev as well: see the header */
-	(void)blkid_encode_string(raw, s, 256);
-	s[256] = '\0';
-	return strdup(s);
 }
 
 /* --------------------------------------------------------- validity */
@@ -300,119 +192,6 @@ static void symlink_add(struct rule_ctx *c, const char *prefix, const char *valu
 			break;
 		p = next;
 	}
-}
-
-/* ------------------------------------------------------------ cache */
-
-struct ident_entry {
-	dev_t devnum;
-	char *syspath;
-	char *diskseq;          /* a new medium at the same devnum has a new diskseq */
-	struct ap_identity id;
-	struct ident_entry *next;
-};
-
-static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct ident_entry *cache_head; /* cache_lock */
-
-void ap_names_cache_flush(void)
-{
-	pthread_mutex_lock(&cache_lock);
-	while (cache_head) {
-		struct ident_entry *e = cache_head;
-
-		cache_head = e->next;
-		ap_identity_clear(&e->id);
-		free(e->syspath);
-		free(e->diskseq);
-		free(e);
-	}
-	pthread_mutex_unlock(&cache_lock);
-}
-
-static char *dupn(const char *s, int *err)
-{
-	char *d;
-
-	if (!s)
-		return NULL;
-	d = strdup(s);
-	if (!d)
-		*err = -ENOMEM;
-	return d;
-}
-
-static int identity_copy(const struct ap_identity *a, struct ap_identity *b)
-{
-	int err = 0;
-
-	memset(b, 0, sizeof(*b));
-	b->bus = dupn(a->bus, &err);
-	b->serial = dupn(a->serial, &err);
-	b->wwn = dupn(a->wwn, &err);
-	b->usb_serial = dupn(a->usb_serial, &err);
-	b->nvme_wwid = dupn(a->nvme_wwid, &err);
-	b->nvme_model = dupn(a->nvme_model, &err);
-	b->nvme_serial = dupn(a->nvme_serial, &err);
-	b->nvme_nsid = dupn(a->nvme_nsid, &err);
-	b->virtio_serial = dupn(a->virtio_serial, &err);
-	b->mmc_name = dupn(a->mmc_name, &err);
-	b->mmc_serial = dupn(a->mmc_serial, &err);
-	b->path = dupn(a->path, &err);
-	b->path_ata_compat = dupn(a->path_ata_compat, &err);
-	b->diskseq = dupn(a->diskseq, &err);
-	b->source = a->source;
-	if (err)
-		ap_identity_clear(b);
-	return err;
-}
-
-/* The identity of @disk, from the cache or computed (outside the lock). */
-static int identity_get(struct udev_device *disk, struct ap_identity *ret)
-{
-	dev_t devnum = udev_device_get_devnum(disk);
-	const char *syspath = udev_device_get_syspath(disk);
-	const char *seq = udev_device_get_sysattr_value(disk, "diskseq");
-	struct ident_entry *e;
-	struct ap_identity id;
-	int r;
-
-	if (!seq)
-		seq = "";
-	pthread_mutex_lock(&cache_lock);
-	for (e = cache_head; e; e = e->next)
-		if (e->devnum == devnum && strcmp(e->syspath, syspath) == 0 &&
-		    strcmp(e->diskseq, seq) == 0) {
-			r = identity_copy(&e->id, ret);
-			pthread_mutex_unlock(&cache_lock);
-			return r;
-		}
-	pthread_mutex_unlock(&cache_lock);
-
-	r = ap_identity_for_disk(disk, &id);
-	if (r < 0)
-		return r;
-	r = identity_copy(&id, ret);
-	if (r < 0) {
-		ap_identity_clear(&id);
-		return r;
-	}
-	e = calloc(1, sizeof(*e));
-	if (!e || !(e->syspath = strdup(syspath)) || !(e->diskseq = strdup(seq))) {
-		/* no cache entry: fine, only slower */
-		if (e)
-			free(e->syspath);
-		free(e);
-		ap_identity_clear(&id);
-		return 0;
-	}
-	e->devnum = devnum;
-	e->id = id;
-	pthread_mutex_lock(&cache_lock);
-	e->next = cache_head;
-	cache_head = e;
-	pthread_mutex_unlock(&cache_lock);
-	return 0;
 }
 
 /* ------------------------------------------------------------ names */
@@ -520,7 +299,7 @@ int ap_names_for_device(struct udev_device *dev, const struct ap_fsinfo *fs,
 		disk = dev;
 	}
 
-	r = identity_get(disk, &id);
+	r = ap_identity_get(disk, &id);
 	if (r < 0)
 		return r;
 
