@@ -263,21 +263,14 @@ static void put_critical(FILE *f, const struct trace_model *m)
 	fputc(']', f);
 }
 
-static int write_chrome(FILE *f, const struct trace_model *m)
+/*
+ * The slices (calls, phases, waits) sorted by track and time, and the
+ * tracks used, sorted and unique.  The arrays are sized by the caller.
+ */
+static void collect_slices(const struct trace_model *m, struct slice *sl, size_t *ret_n,
+			   uint32_t *tids, size_t *ret_n_tids)
 {
-	_cleanup_free_ struct slice *sl = NULL;
-	_cleanup_free_ struct slice **stack = NULL;
-	_cleanup_free_ uint32_t *tids = NULL;
-	struct json_ctx j = { .f = f, .m = m, .pid = (int)getpid(), .first = true };
-	size_t n = 0, depth = 0, n_tids = 0, i, k;
-	long rss;
-	int r;
-
-	sl = calloc(m->n_calls + m->n_phases + m->n_waits + 1, sizeof(*sl));
-	stack = calloc(m->n_calls + m->n_phases + m->n_waits + 1, sizeof(*stack));
-	tids = calloc(m->n_calls * 2 + m->n_phases + m->n_waits + m->n_marks + 1, sizeof(*tids));
-	if (!sl || !stack || !tids)
-		return -ENOMEM;
+	size_t n = 0, n_tids = 0, i, k;
 
 	for (i = 0; i < m->n_calls; i++) {
 		const struct mcall *c = &m->calls[i];
@@ -317,15 +310,19 @@ static int write_chrome(FILE *f, const struct trace_model *m)
 	for (i = 0, k = 0; i < n_tids; i++)
 		if (k == 0 || tids[k - 1] != tids[i])
 			tids[k++] = tids[i];
-	n_tids = k;
+	*ret_n = n;
+	*ret_n_tids = k;
+}
 
-	fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[", f);
+/* Process and thread names, tracks sorted by tid. */
+static void put_thread_names(struct json_ctx *j, const uint32_t *tids, size_t n_tids)
+{
+	FILE *f = j->f;
 
-	/* Process and thread names, tracks sorted by tid. */
 	fputs("\n{\"ph\":\"M\",\"pid\":", f);
-	fprintf(f, "%d,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"asyncprobe\"}}", j.pid);
-	j.first = false;
-	for (i = 0; i < n_tids; i++) {
+	fprintf(f, "%d,\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":\"asyncprobe\"}}", j->pid);
+	j->first = false;
+	for (size_t i = 0; i < n_tids; i++) {
 		char name[48];
 
 		if (tids[i] == 0)
@@ -335,17 +332,23 @@ static int write_chrome(FILE *f, const struct trace_model *m)
 		else
 			snprintf(name, sizeof(name), "thread %" PRIu32, tids[i] - TID_OTHER_BASE);
 		fprintf(f, ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%" PRIu32
-			",\"name\":\"thread_name\",\"args\":{\"name\":\"%s\"}}", j.pid, tids[i], name);
+			",\"name\":\"thread_name\",\"args\":{\"name\":\"%s\"}}", j->pid, tids[i], name);
 		fprintf(f, ",\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%" PRIu32
 			",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":%" PRIu32 "}}",
-			j.pid, tids[i], tids[i]);
+			j->pid, tids[i], tids[i]);
 	}
+}
 
-	/*
-	 * Slices, per track, forced to nest: a slice that starts inside
-	 * another but would end after it is cut at the enclosing end.
-	 */
-	for (i = 0; i < n; i++) {
+/*
+ * Slices, per track, forced to nest: a slice that starts inside
+ * another but would end after it is cut at the enclosing end.
+ */
+static void put_slices(struct json_ctx *j, struct slice *sl, size_t n, struct slice **stack)
+{
+	const struct trace_model *m = j->m;
+	size_t depth = 0;
+
+	for (size_t i = 0; i < n; i++) {
 		struct slice *s = &sl[i];
 
 		while (depth > 0 && (stack[depth - 1]->tid != s->tid || stack[depth - 1]->t1 <= s->t0))
@@ -355,57 +358,64 @@ static int write_chrome(FILE *f, const struct trace_model *m)
 		stack[depth++] = s;
 		switch (s->kind) {
 		case SLICE_CALL:
-			json_call(&j, &m->calls[s->index], s);
+			json_call(j, &m->calls[s->index], s);
 			break;
 		case SLICE_PHASE:
-			json_phase(&j, &m->phases[s->index], s);
+			json_phase(j, &m->phases[s->index], s);
 			break;
 		case SLICE_WAIT:
-			json_wait(&j, &m->waits[s->index], s);
+			json_wait(j, &m->waits[s->index], s);
 			break;
 		}
 	}
+}
 
-	/*
-	 * Schedules: an instant on the scheduling track, a flow to the start.
-	 * All in category "call": some viewers bind a flow to the event of
-	 * its category, thread and timestamp, others to the enclosing slice.
-	 */
+/*
+ * Schedules: an instant on the scheduling track, a flow to the start.
+ * All in category "call": some viewers bind a flow to the event of
+ * its category, thread and timestamp, others to the enclosing slice.
+ * Then the marks.
+ */
+static void put_instants(struct json_ctx *j)
+{
+	const struct trace_model *m = j->m;
+	FILE *f = j->f;
+	size_t i;
+
 	for (i = 0; i < m->n_calls; i++) {
 		const struct mcall *c = &m->calls[i];
 
 		if (!c->has_sched)
 			continue;
-		ev_begin(&j, "i", c->sched_tid, c->sched);
+		ev_begin(j, "i", c->sched_tid, c->sched);
 		fprintf(f, ",\"s\":\"t\",\"cat\":\"call\",\"name\":\"schedule c%" PRIu64
 			"\",\"args\":{\"cookie\":%" PRIu64 ",\"inline\":%s}}",
 			c->cookie, c->cookie, c->inline_call ? "true" : "false");
 		if (!c->has_start || c->inline_call)
 			continue;
-		ev_begin(&j, "s", c->sched_tid, c->sched);
+		ev_begin(j, "s", c->sched_tid, c->sched);
 		fprintf(f, ",\"cat\":\"call\",\"name\":\"queued\",\"id\":%" PRIu64 "}", c->cookie);
-		ev_begin(&j, "f", c->tid, c->start);
+		ev_begin(j, "f", c->tid, c->start);
 		fprintf(f, ",\"bp\":\"e\",\"cat\":\"call\",\"name\":\"queued\",\"id\":%" PRIu64 "}",
 			c->cookie);
 	}
-
-	/* Marks. */
 	for (i = 0; i < m->n_marks; i++) {
 		const struct mmark *mk = &m->marks[i];
 		const struct mcall *c = mk->cookie ? trace_find_call((struct trace_model *)m, mk->cookie) : NULL;
 
-		ev_begin(&j, "i", c ? c->tid : mk->tid, mk->t);
+		ev_begin(j, "i", c ? c->tid : mk->tid, mk->t);
 		fprintf(f, ",\"s\":\"%s\",\"cat\":\"mark\",\"name\":", c ? "t" : "g");
 		ap_json_string(f, mk->what);
 		fprintf(f, ",\"args\":{\"cookie\":%" PRIu64 "}}", mk->cookie);
 	}
+}
 
-	/* Queued and running calls over time. */
-	r = trace_model_sweep((struct trace_model *)m, json_counter, &j, NULL, NULL);
-	if (r < 0)
-		return r;
+/* The run as a whole, for benchmarks (issue 6) and people: see trace.h. */
+static void put_other_data(FILE *f, const struct trace_model *m)
+{
+	size_t i, k;
+	long rss;
 
-	/* The run as a whole, for benchmarks (issue 6) and people. */
 	fputs("\n],\n\"otherData\":{\"generator\":\"asyncprobe " PACKAGE_VERSION "\",\"mode\":", f);
 	ap_json_string(f, trace_model_mode(m));
 	fprintf(f, ",\"base_monotonic_ns\":%" PRIu64 ",\"span_ms\":%.3f", m->base, (double)m->end / 1e6);
@@ -440,6 +450,33 @@ static int write_chrome(FILE *f, const struct trace_model *m)
 		ap_json_string(f, m->metas[i].value);
 	}
 	fputs("}}}\n", f);
+}
+
+static int write_chrome(FILE *f, const struct trace_model *m)
+{
+	_cleanup_free_ struct slice *sl = NULL;
+	_cleanup_free_ struct slice **stack = NULL;
+	_cleanup_free_ uint32_t *tids = NULL;
+	struct json_ctx j = { .f = f, .m = m, .pid = (int)getpid(), .first = true };
+	size_t n, n_tids;
+	int r;
+
+	sl = calloc(m->n_calls + m->n_phases + m->n_waits + 1, sizeof(*sl));
+	stack = calloc(m->n_calls + m->n_phases + m->n_waits + 1, sizeof(*stack));
+	tids = calloc(m->n_calls * 2 + m->n_phases + m->n_waits + m->n_marks + 1, sizeof(*tids));
+	if (!sl || !stack || !tids)
+		return -ENOMEM;
+	collect_slices(m, sl, &n, tids, &n_tids);
+
+	fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[", f);
+	put_thread_names(&j, tids, n_tids);
+	put_slices(&j, sl, n, stack);
+	put_instants(&j);
+	/* Queued and running calls over time. */
+	r = trace_model_sweep((struct trace_model *)m, json_counter, &j, NULL, NULL);
+	if (r < 0)
+		return r;
+	put_other_data(f, m);
 	return 0;
 }
 
