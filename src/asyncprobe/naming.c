@@ -262,6 +262,126 @@ static bool usage_links(const char *usage)
 			 strcmp(usage, "crypto") == 0);
 }
 
+/* SYMLINK+= of a value that needs "%s_%s[_%s]" first; out of memory sets c->error. */
+static char *join_or_fail(struct rule_ctx *c, const char *a, const char *b, const char *d)
+{
+	char *s = NULL;
+
+	if ((d ? asprintf(&s, "%s_%s_%s", a, b, d) : asprintf(&s, "%s_%s", a, b)) < 0) {
+		c->error = -ENOMEM;
+		return NULL;
+	}
+	return s;
+}
+
+/* The NVMe lines: by-id/nvme-<wwid>, nvme-<model>_<serial>[_<nsid>]. */
+static void names_nvme(struct rule_ctx *c, const struct ap_identity *id, const char *suffix)
+{
+	_cleanup_free_ char *s = NULL, *ns = NULL;
+
+	symlink_add(c, "disk/by-id/nvme-", id->nvme_wwid, suffix);
+	if (!id->nvme_model || !id->nvme_serial)
+		return;
+	/* string_escape=replace: ENV{ID_SERIAL} gets the replace step */
+	c->esc = ESC_REPLACE;
+	s = join_or_fail(c, id->nvme_model, id->nvme_serial, NULL);
+	if (!s)
+		return;
+	ap_udev_replace_chars(s, NULL);
+	symlink_add(c, "disk/by-id/nvme-", s, suffix);
+	if (!id->nvme_nsid)
+		return;
+	ns = join_or_fail(c, id->nvme_model, id->nvme_serial, id->nvme_nsid);
+	if (!ns)
+		return;
+	ap_udev_replace_chars(ns, NULL);
+	symlink_add(c, "disk/by-id/nvme-", ns, suffix);
+}
+
+/* by-id: NVMe, virtio-blk, ATA/SCSI/USB, MMC, in the rules file's order. */
+static void names_by_id(struct rule_ctx *c, const struct ap_identity *id, const char *sysname,
+			const char *disk_sysname, bool part, const char *suffix)
+{
+	bool scsi_like = ap_startswith(sysname, "sd") || ap_startswith(sysname, "cciss") ||
+			 (!part && ap_startswith(sysname, "sr"));
+
+	if (ap_startswith(sysname, "nvme") && nvme_ns_name(part ? disk_sysname : sysname))
+		names_nvme(c, id, suffix);
+	if (ap_startswith(sysname, "vd"))
+		symlink_add(c, "disk/by-id/virtio-", id->virtio_serial, suffix);
+	if (scsi_like && id->bus && id->serial) {
+		_cleanup_free_ char *prefix = NULL;
+
+		if (asprintf(&prefix, "disk/by-id/%s-", id->bus) < 0) {
+			c->error = -ENOMEM;
+			return;
+		}
+		symlink_add(c, prefix, id->serial, suffix);
+	}
+	if (scsi_like)
+		symlink_add(c, "disk/by-id/usb-", id->usb_serial, suffix);
+	if (mmc_name_ok(sysname, part) && id->mmc_name && id->mmc_serial) {
+		_cleanup_free_ char *s = join_or_fail(c, id->mmc_name, id->mmc_serial, NULL);
+
+		symlink_add(c, "disk/by-id/mmc-", s, suffix);
+	}
+}
+
+/* by-path; mmcblkXbootY: <ID_PATH>-bootY */
+static void names_by_path(struct rule_ctx *c, const struct ap_identity *id, const char *sysname,
+			  const char *suffix)
+{
+	if (id->path && mmc_boot_name(sysname)) {
+		char boot[32];
+
+		snprintf(boot, sizeof(boot), "-boot%s", sysnum(sysname));
+		symlink_add(c, "disk/by-path/", id->path, boot);
+	} else if (id->path) {
+		symlink_add(c, "disk/by-path/", id->path, suffix);
+		symlink_add(c, "disk/by-path/", id->path_ata_compat, suffix);
+		if (ap_startswith(sysname, "vd") && ap_startswith(id->path, "pci-"))
+			symlink_add(c, "disk/by-path/virtio-", id->path, suffix);
+	}
+}
+
+/* A blkid value through blkid_encode_string(), then SYMLINK+=. */
+static void symlink_add_encoded(struct rule_ctx *c, const char *prefix, const char *raw,
+				bool after_safe)
+{
+	_cleanup_free_ char *e = NULL;
+
+	if (c->error)
+		return;
+	e = ap_blkid_encode(raw, after_safe);
+	if (!e) {
+		c->error = -ENOMEM;
+		return;
+	}
+	symlink_add(c, prefix, e, NULL);
+}
+
+/* by-uuid, by-label: filesystems only (not RAID or LVM members) */
+static void names_fs(struct rule_ctx *c, const struct ap_fsinfo *fs)
+{
+	if (!fs || fs->ambivalent || !usage_links(fs->usage))
+		return;
+	if (fs->uuid)
+		symlink_add_encoded(c, "disk/by-uuid/", fs->uuid, true);
+	if (fs->label)
+		symlink_add_encoded(c, "disk/by-label/", fs->label, true);
+}
+
+/* by-partuuid, by-partlabel */
+static void names_partition(struct rule_ctx *c, const struct ap_fsinfo *fs)
+{
+	if (!fs)
+		return;
+	if (fs->part_entry_uuid)
+		symlink_add(c, "disk/by-partuuid/", fs->part_entry_uuid, NULL);
+	if (fs->part_entry_name && fs->part_entry_scheme && strcmp(fs->part_entry_scheme, "gpt") == 0)
+		symlink_add_encoded(c, "disk/by-partlabel/", fs->part_entry_name, false);
+}
+
 int ap_names_for_device(struct udev_device *dev, const struct ap_fsinfo *fs,
 			struct ap_namelist *ret)
 {
@@ -303,121 +423,17 @@ int ap_names_for_device(struct udev_device *dev, const struct ap_fsinfo *fs,
 	if (r < 0)
 		return r;
 
-	/* NVMe */
-	if (ap_startswith(sysname, "nvme") &&
-	    ((!part && nvme_ns_name(sysname)) || (part && nvme_ns_name(udev_device_get_sysname(disk))))) {
-		symlink_add(&c, "disk/by-id/nvme-", id.nvme_wwid, suffix);
-		if (id.nvme_model && id.nvme_serial) {
-			_cleanup_free_ char *s = NULL;
-
-			/* string_escape=replace: ENV{ID_SERIAL} gets the replace step */
-			c.esc = ESC_REPLACE;
-			if (asprintf(&s, "%s_%s", id.nvme_model, id.nvme_serial) < 0) {
-				r = -ENOMEM;
-				goto out;
-			}
-			ap_udev_replace_chars(s, NULL);
-			symlink_add(&c, "disk/by-id/nvme-", s, suffix);
-			if (id.nvme_nsid) {
-				free(s);
-				if (asprintf(&s, "%s_%s_%s", id.nvme_model, id.nvme_serial, id.nvme_nsid) < 0) {
-					r = -ENOMEM;
-					goto out;
-				}
-				ap_udev_replace_chars(s, NULL);
-				symlink_add(&c, "disk/by-id/nvme-", s, suffix);
-			}
-		}
-	}
-
-	/* virtio-blk */
-	if (ap_startswith(sysname, "vd"))
-		symlink_add(&c, "disk/by-id/virtio-", id.virtio_serial, suffix);
-
-	/* ATA, SCSI, USB */
-	if ((ap_startswith(sysname, "sd") || ap_startswith(sysname, "cciss") ||
-	     (!part && ap_startswith(sysname, "sr"))) && id.bus && id.serial) {
-		_cleanup_free_ char *prefix = NULL;
-
-		if (asprintf(&prefix, "disk/by-id/%s-", id.bus) < 0) {
-			r = -ENOMEM;
-			goto out;
-		}
-		symlink_add(&c, prefix, id.serial, suffix);
-	}
-	if ((ap_startswith(sysname, "sd") || ap_startswith(sysname, "cciss") ||
-	     (!part && ap_startswith(sysname, "sr"))))
-		symlink_add(&c, "disk/by-id/usb-", id.usb_serial, suffix);
-
-	/* MMC */
-	if (mmc_name_ok(sysname, part) && id.mmc_name && id.mmc_serial) {
-		_cleanup_free_ char *s = NULL;
-
-		if (asprintf(&s, "%s_%s", id.mmc_name, id.mmc_serial) < 0) {
-			r = -ENOMEM;
-			goto out;
-		}
-		symlink_add(&c, "disk/by-id/mmc-", s, suffix);
-	}
-
-	/* by-path; mmcblkXbootY: <ID_PATH>-bootY */
-	if (id.path && mmc_boot_name(sysname)) {
-		char boot[32];
-
-		snprintf(boot, sizeof(boot), "-boot%s", sysnum(sysname));
-		symlink_add(&c, "disk/by-path/", id.path, boot);
-	} else if (id.path) {
-		symlink_add(&c, "disk/by-path/", id.path, suffix);
-		symlink_add(&c, "disk/by-path/", id.path_ata_compat, suffix);
-		if (ap_startswith(sysname, "vd") && ap_startswith(id.path, "pci-"))
-			symlink_add(&c, "disk/by-path/virtio-", id.path, suffix);
-	}
-
-	/* by-uuid, by-label: filesystems only (not RAID or LVM members) */
-	if (fs && !fs->ambivalent && usage_links(fs->usage)) {
-		if (fs->uuid) {
-			_cleanup_free_ char *e = ap_blkid_encode(fs->uuid, true);
-
-			if (!e) {
-				r = -ENOMEM;
-				goto out;
-			}
-			symlink_add(&c, "disk/by-uuid/", e, NULL);
-		}
-		if (fs->label) {
-			_cleanup_free_ char *e = ap_blkid_encode(fs->label, true);
-
-			if (!e) {
-				r = -ENOMEM;
-				goto out;
-			}
-			symlink_add(&c, "disk/by-label/", e, NULL);
-		}
-	}
-
-	/* wwn */
+	/* in the order of 60-persistent-storage.rules */
+	names_by_id(&c, &id, sysname, udev_device_get_sysname(disk), part, suffix);
+	names_by_path(&c, &id, sysname, suffix);
+	names_fs(&c, fs);
 	symlink_add(&c, "disk/by-id/wwn-", id.wwn, suffix);
-
-	/* by-partuuid, by-partlabel */
-	if (fs && fs->part_entry_uuid)
-		symlink_add(&c, "disk/by-partuuid/", fs->part_entry_uuid, NULL);
-	if (fs && fs->part_entry_name && fs->part_entry_scheme &&
-	    strcmp(fs->part_entry_scheme, "gpt") == 0) {
-		_cleanup_free_ char *e = ap_blkid_encode(fs->part_entry_name, false);
-
-		if (!e) {
-			r = -ENOMEM;
-			goto out;
-		}
-		symlink_add(&c, "disk/by-partlabel/", e, NULL);
-	}
-
+	names_partition(&c, fs);
 	/* by-diskseq: whole disks only in 252 */
 	if (!part)
 		symlink_add(&c, "disk/by-diskseq/", id.diskseq, NULL);
 
 	r = c.error;
-out:
 	ap_identity_clear(&id);
 	if (r < 0) {
 		ap_namelist_free(&l);
