@@ -39,13 +39,3 @@ void ap_json_string(FILE *f, const char *s)
 	ap_json_chars(f, s);
 	fputc('"', f);
 }
-
-void ap_json_bool(FILE *f, bool b)
-{
-	fputs(b ? "true" : "false", f);
-}
-
-void ap_json_ms(FILE *f, uint64_t ns)
-{
-	fprintf(f, "%.3f", (double)ns / 1e6);
-}

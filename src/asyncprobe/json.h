@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The small JSON writer (json.c) behind the manifest (manifest.c) and the
- * Chrome trace (trace-chrome.c): strings and numbers straight to a FILE.
+ * Chrome trace (trace-chrome.c): string literals straight to a FILE; the
+ * numbers are plain printf formats beside them.
  *
  * Strings.  Valid UTF-8 is copied.  '"' and '\' are escaped, control
  * characters (U+0000-U+001F) and DEL become \u00XX.  A byte that is not
@@ -14,8 +15,6 @@
 #ifndef ASYNCPROBE_JSON_H
 #define ASYNCPROBE_JSON_H
 
-#include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 
 /* The inside of a string literal for @s (nothing for NULL). */
@@ -23,11 +22,5 @@ void ap_json_chars(FILE *f, const char *s);
 
 /* @s as a string literal, or null for NULL. */
 void ap_json_string(FILE *f, const char *s);
-
-/* true or false. */
-void ap_json_bool(FILE *f, bool b);
-
-/* A duration or a time of @ns nanoseconds in milliseconds, three decimals. */
-void ap_json_ms(FILE *f, uint64_t ns);
 
 #endif

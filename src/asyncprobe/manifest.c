@@ -158,6 +158,30 @@ static void json_time(FILE *f, const struct ap_manifest *m, const struct ap_mani
 		ap_ms_between(n->t_sync0, n->t_sync1));
 }
 
+/* The top-level arrays: "  \"name\": [", an entry a line, "\n  ],". */
+struct section {
+	FILE *f;
+	bool empty;
+};
+
+static struct section section_begin(FILE *f, const char *name)
+{
+	fprintf(f, "  \"%s\": [", name);
+	return (struct section){ .f = f, .empty = true };
+}
+
+/* Starts an entry: the separator and the indentation. */
+static void section_entry(struct section *s)
+{
+	fputs(s->empty ? "\n    " : ",\n    ", s->f);
+	s->empty = false;
+}
+
+static void section_end(struct section *s)
+{
+	fputs(s->empty ? "],\n" : "\n  ],\n", s->f);
+}
+
 static void write_run(FILE *f, const struct ap_manifest *m)
 {
 	fprintf(f, "{\n  \"asyncprobe\": \"%s\",\n", PACKAGE_VERSION);
@@ -174,16 +198,17 @@ static void write_run(FILE *f, const struct ap_manifest *m)
 
 static void write_controllers(FILE *f, const struct ap_manifest *m)
 {
-	bool first = true;
+	struct section sec;
 	size_t i;
 
-	fputs("  \"controllers\": [", f);
+	sec = section_begin(f, "controllers");
 	for (i = 0; i < m->n_nodes; i++) {
 		const struct ap_manifest_node *n = &m->nodes[i];
 
 		if (n->discovery || n->kind != AP_KIND_CONTROLLER)
 			continue;
-		fprintf(f, "%s\n    {\"cookie\":%llu,\"parent\":%llu,\"name\":", first ? "" : ",",
+		section_entry(&sec);
+		fprintf(f, "{\"cookie\":%llu,\"parent\":%llu,\"name\":",
 			(unsigned long long)n->cookie, (unsigned long long)n->parent);
 		ap_json_string(f, n->sysname);
 		fputs(",\"subsystem\":", f);
@@ -204,17 +229,16 @@ static void write_controllers(FILE *f, const struct ap_manifest *m)
 		}
 		json_time(f, m, n);
 		fputs("}", f);
-		first = false;
 	}
-	fputs(first ? "],\n" : "\n  ],\n", f);
+	section_end(&sec);
 }
 
 static void write_modules(FILE *f, const struct ap_manifest *m)
 {
-	bool first = true;
+	struct section sec;
 	size_t i, j, k;
 
-	fputs("  \"modules\": [", f);
+	sec = section_begin(f, "modules");
 	for (i = 0; i < m->n_nodes; i++) {
 		const struct ap_manifest_node *n = &m->nodes[i];
 
@@ -222,8 +246,8 @@ static void write_modules(FILE *f, const struct ap_manifest *m)
 		for (j = 0; !n->abandoned && j < n->n_loads; j++) {
 			const struct ap_modload *l = &n->loads[j];
 
-			fprintf(f, "%s\n    {\"cookie\":%llu,\"device\":", first ? "" : ",",
-				(unsigned long long)n->cookie);
+			section_entry(&sec);
+			fprintf(f, "{\"cookie\":%llu,\"device\":", (unsigned long long)n->cookie);
 			ap_json_string(f, n->sysname);
 			fputs(",\"modalias\":", f);
 			ap_json_string(f, n->modalias);
@@ -239,10 +263,9 @@ static void write_modules(FILE *f, const struct ap_manifest *m)
 			}
 			fprintf(f, "],\"time\":{\"inserted\":%s,\"ms\":%.3f}}",
 				l->inserted ? "true" : "false", ap_ms_between(l->t0_ns, l->t1_ns));
-			first = false;
 		}
 	}
-	fputs(first ? "],\n" : "\n  ],\n", f);
+	section_end(&sec);
 }
 
 static void write_device_status(FILE *f, const struct ap_manifest_node *n)
@@ -264,17 +287,18 @@ static void write_device_status(FILE *f, const struct ap_manifest_node *n)
 static void write_devices(FILE *f, const struct ap_manifest *m)
 {
 	static const struct ap_fsinfo none;
-	bool first = true;
+	struct section sec;
 	size_t i;
 
-	fputs("  \"devices\": [", f);
+	sec = section_begin(f, "devices");
 	for (i = 0; i < m->n_nodes; i++) {
 		const struct ap_manifest_node *n = &m->nodes[i];
 
 		if (n->discovery || n->kind == AP_KIND_CONTROLLER)
 			continue;
-		fprintf(f, "%s\n    {\"cookie\":%llu,\"parent\":%llu,\"kind\":\"%s\",\"name\":",
-			first ? "" : ",", (unsigned long long)n->cookie,
+		section_entry(&sec);
+		fprintf(f, "{\"cookie\":%llu,\"parent\":%llu,\"kind\":\"%s\",\"name\":",
+			(unsigned long long)n->cookie,
 			(unsigned long long)n->parent, ap_kind_to_string(n->kind));
 		ap_json_string(f, n->devname ? n->devname : n->sysname);
 		fputs(",\"syspath\":", f);
@@ -293,23 +317,23 @@ static void write_devices(FILE *f, const struct ap_manifest *m)
 		write_device_status(f, n);
 		json_time(f, m, n);
 		fputs("}", f);
-		first = false;
 	}
-	fputs(first ? "],\n" : "\n  ],\n", f);
+	section_end(&sec);
 }
 
 static void write_links(FILE *f, const struct ap_manifest *m)
 {
-	bool first = true;
+	struct section sec;
 	size_t i;
 
-	fputs("  \"links\": [", f);
+	sec = section_begin(f, "links");
 	for (i = 0; i < m->n_links; i++) {
 		const struct ap_link_event *ev = m->links[i];
 
 		if (!ev)
 			continue;
-		fprintf(f, "%s\n    {\"cookie\":%llu,\"action\":\"%s\",\"name\":", first ? "" : ",",
+		section_entry(&sec);
+		fprintf(f, "{\"cookie\":%llu,\"action\":\"%s\",\"name\":",
 			(unsigned long long)ev->cookie, ap_link_action_to_string(ev->action));
 		ap_json_string(f, ev->name);
 		fputs(",\"target\":", f);
@@ -319,9 +343,8 @@ static void write_links(FILE *f, const struct ap_manifest *m)
 		if (ev->error)
 			fprintf(f, ",\"error\":\"%s\"", strerror(-ev->error));
 		fputs("}", f);
-		first = false;
 	}
-	fputs(first ? "],\n" : "\n  ],\n", f);
+	section_end(&sec);
 }
 
 static void write_summary(FILE *f, const struct ap_manifest *m)

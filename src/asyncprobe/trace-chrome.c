@@ -235,30 +235,21 @@ static void put_breakdown(FILE *f, const struct trace_model *m)
 /* The calls on the critical path, longest first (at most 10). */
 static void put_critical(FILE *f, const struct trace_model *m)
 {
-	_cleanup_free_ bool *done = NULL;
-	size_t i, best;
-	int shown;
+	size_t top[10], n, k;
 
 	fprintf(f, ",\"critical_path_ms\":%.3f,\"critical_path_calls\":%u,\"program_ms\":%.3f"
 		",\"critical_path\":[", (double)m->sum.critical_ns / 1e6, m->sum.critical_calls,
 		(double)m->crit_program_ns / 1e6);
-	if (m->n_calls)
-		done = calloc(m->n_calls, sizeof(*done));
-	for (shown = 0; done && shown < 10; shown++) {
-		best = SIZE_MAX;
-		for (i = 0; i < m->n_calls; i++)
-			if (!done[i] && m->calls[i].crit_ns &&
-			    (best == SIZE_MAX || m->calls[i].crit_ns > m->calls[best].crit_ns))
-				best = i;
-		if (best == SIZE_MAX)
-			break;
-		done[best] = true;
-		fprintf(f, "%s{\"cookie\":%" PRIu64 ",\"kind\":", shown ? "," : "", m->calls[best].cookie);
-		ap_json_string(f, m->calls[best].kind ? m->calls[best].kind : "");
+	n = trace_critical_top(m, top, sizeof(top) / sizeof(top[0]));
+	for (k = 0; k < n; k++) {
+		const struct mcall *c = &m->calls[top[k]];
+
+		fprintf(f, "%s{\"cookie\":%" PRIu64 ",\"kind\":", k ? "," : "", c->cookie);
+		ap_json_string(f, c->kind ? c->kind : "");
 		fputs(",\"label\":", f);
-		ap_json_string(f, m->calls[best].label ? m->calls[best].label : "");
-		fprintf(f, ",\"ms\":%.3f,\"queued_ms\":%.3f}", (double)m->calls[best].crit_ns / 1e6,
-			(double)m->calls[best].crit_queued_ns / 1e6);
+		ap_json_string(f, c->label ? c->label : "");
+		fprintf(f, ",\"ms\":%.3f,\"queued_ms\":%.3f}", (double)c->crit_ns / 1e6,
+			(double)c->crit_queued_ns / 1e6);
 	}
 	fputc(']', f);
 }
@@ -480,24 +471,13 @@ static int write_chrome(FILE *f, const struct trace_model *m)
 	return 0;
 }
 
+static int chrome_writer(FILE *f, const struct trace_model *m, const void *arg)
+{
+	(void)arg;
+	return write_chrome(f, m);
+}
+
 int ap_trace_write_chrome(const char *path)
 {
-	struct trace_model m;
-	FILE *f;
-	int r, err = 0;
-
-	if (!path)
-		return -EINVAL;
-	r = trace_model_build(&m);
-	if (r < 0)
-		return r;
-	f = ap_out_open(path, &err);
-	if (!f) {
-		trace_model_free(&m);
-		return err;
-	}
-	r = write_chrome(f, &m);
-	err = ap_out_close(f);
-	trace_model_free(&m);
-	return r < 0 ? r : err;
+	return trace_model_write(path, chrome_writer, NULL);
 }

@@ -733,3 +733,51 @@ const char *trace_phase_name(const struct trace_model *m, uint16_t i)
 {
 	return i < m->n_names ? m->names[i] : "phase";
 }
+
+int trace_model_write(const char *path,
+		      int (*writer)(FILE *f, const struct trace_model *m, const void *arg),
+		      const void *arg)
+{
+	struct trace_model m;
+	FILE *f;
+	int r, err = 0;
+
+	if (!path)
+		return -EINVAL;
+	r = trace_model_build(&m);
+	if (r < 0)
+		return r;
+	f = ap_out_open(path, &err);
+	if (!f) {
+		trace_model_free(&m);
+		return err;
+	}
+	r = writer(f, &m, arg);
+	err = ap_out_close(f);
+	trace_model_free(&m);
+	return r < 0 ? r : err;
+}
+
+size_t trace_critical_top(const struct trace_model *m, size_t *ret, size_t max)
+{
+	_cleanup_free_ bool *done = NULL;
+	size_t n, i, best;
+
+	if (!m->n_calls)
+		return 0;
+	done = calloc(m->n_calls, sizeof(*done));
+	if (!done)
+		return 0;
+	for (n = 0; n < max; n++) {
+		best = SIZE_MAX;
+		for (i = 0; i < m->n_calls; i++)
+			if (!done[i] && m->calls[i].crit_ns &&
+			    (best == SIZE_MAX || m->calls[i].crit_ns > m->calls[best].crit_ns))
+				best = i;
+		if (best == SIZE_MAX)
+			break;
+		done[best] = true;
+		ret[n] = best;
+	}
+	return n;
+}

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "async.h"
 #include "trace.h"
@@ -148,6 +149,15 @@ int trace_records_copy(struct trace_model *m, struct phase_rec **ret_phases,
 int trace_model_build(struct trace_model *m);
 void trace_model_free(struct trace_model *m);
 
+/*
+ * Build the model and have @writer write it to @path ("-" is stdout,
+ * util.c's ap_out_open()).  0, or -errno from building, writing or
+ * closing.  Both ap_trace_write_*() are this.
+ */
+int trace_model_write(const char *path,
+		      int (*writer)(FILE *f, const struct trace_model *m, const void *arg),
+		      const void *arg);
+
 /* The call of @cookie, or NULL. */
 struct mcall *trace_find_call(struct trace_model *m, async_cookie_t cookie);
 
@@ -159,6 +169,13 @@ struct mcall *trace_find_call(struct trace_model *m, async_cookie_t cookie);
 int trace_model_sweep(struct trace_model *m,
 		      void (*emit)(void *ud, uint64_t t, unsigned int q, unsigned int r),
 		      void *ud, unsigned int *ret_peak_q, unsigned int *ret_peak_r);
+
+/*
+ * The calls longest on the critical path, longest first (the earlier call
+ * of equals first): up to @max indices into m->calls in @ret.  Returns how
+ * many (0 also when out of memory).
+ */
+size_t trace_critical_top(const struct trace_model *m, size_t *ret, size_t max);
 
 /* A meta value ap_trace_meta() set, or NULL. */
 const char *trace_model_meta(const struct trace_model *m, const char *key);

@@ -489,26 +489,19 @@ static void svg_header(FILE *f, const struct trace_model *m, const char *title)
 
 	/* The critical path: the three calls longest on it. */
 	if (m->sum.critical_calls) {
-		_cleanup_free_ bool *done = calloc(m->n_calls, sizeof(bool));
+		size_t top[3], n = trace_critical_top(m, top, 3);
 
 		fmt_dur(dur, sizeof(dur), m->sum.critical_ns);
 		fprintf(f, "<text class=\"head\" x=\"16\" y=\"82\">critical path %s over %u call%s", dur,
 			m->sum.critical_calls, m->sum.critical_calls == 1 ? "" : "s");
-		for (k = 0; done && k < 3; k++) {
-			size_t best = SIZE_MAX;
+		for (k = 0; k < n; k++) {
+			const struct mcall *c = &m->calls[top[k]];
 
-			for (i = 0; i < m->n_calls; i++)
-				if (!done[i] && m->calls[i].crit_ns &&
-				    (best == SIZE_MAX || m->calls[i].crit_ns > m->calls[best].crit_ns))
-					best = i;
-			if (best == SIZE_MAX)
-				break;
-			done[best] = true;
-			fmt_dur(buf, sizeof(buf), m->calls[best].crit_ns);
-			fprintf(f, "%s c%" PRIu64 " ", k ? "," : ":", m->calls[best].cookie);
-			put_xml(f, m->calls[best].kind, 24);
+			fmt_dur(buf, sizeof(buf), c->crit_ns);
+			fprintf(f, "%s c%" PRIu64 " ", k ? "," : ":", c->cookie);
+			put_xml(f, c->kind, 24);
 			fputc(' ', f);
-			put_xml(f, m->calls[best].label, 48);
+			put_xml(f, c->label, 48);
 			fprintf(f, " %s", buf);
 		}
 		fputs("</text>\n", f);
@@ -668,24 +661,12 @@ out:
 	return r;
 }
 
+static int svg_writer(FILE *f, const struct trace_model *m, const void *title)
+{
+	return write_svg(f, m, title);
+}
+
 int ap_trace_write_svg(const char *path, const char *title)
 {
-	struct trace_model m;
-	FILE *f;
-	int r, err = 0;
-
-	if (!path)
-		return -EINVAL;
-	r = trace_model_build(&m);
-	if (r < 0)
-		return r;
-	f = ap_out_open(path, &err);
-	if (!f) {
-		trace_model_free(&m);
-		return err;
-	}
-	r = write_svg(f, &m, title);
-	err = ap_out_close(f);
-	trace_model_free(&m);
-	return r < 0 ? r : err;
+	return trace_model_write(path, svg_writer, title);
 }
