@@ -8,7 +8,10 @@
  * builds the tree the engine walks: controllers own SCSI devices, sub-
  * controllers (virtio below virtio-pci) and disks; SCSI devices own disks;
  * disks own partitions.  Devices with no owner (loop disks, scsi_debug,
- * NVMe multipath heads) hang off the discovery call itself.
+ * NVMe multipath heads) hang off the discovery call itself.  An NVMe
+ * controller also claims the multipath heads it has a path to
+ * (ap_enumerate_nvme_heads()); ap_has_child() and ap_nvme_ctrl_ready()
+ * are what the engine's waits test.
  *
  * libudev objects are not shared between threads (libudev(3): an object
  * must be used from the thread that allocated it), so this file hands out
@@ -48,11 +51,6 @@ const char *ap_kind_to_string(enum ap_kind k)
 	return k >= 0 && k < _AP_KIND_MAX ? names[k] : "?";
 }
 
-static bool streq_ptr(const char *a, const char *b)
-{
-	return a && b && strcmp(a, b) == 0;
-}
-
 static unsigned long sysattr_ulong(struct udev_device *dev, const char *attr, int base,
 				   unsigned long dflt)
 {
@@ -74,9 +72,9 @@ static enum ap_kind classify_block(struct udev_device *dev, bool include_loop)
 	const char *devtype = udev_device_get_devtype(dev);
 	const char *name = udev_device_get_sysname(dev);
 
-	if (streq_ptr(devtype, "partition"))
+	if (ap_streq_ptr(devtype, "partition"))
 		return AP_KIND_PARTITION;
-	if (!streq_ptr(devtype, "disk") || !name)
+	if (!ap_streq_ptr(devtype, "disk") || !name)
 		return AP_KIND_NONE;
 	/* RAM-backed and compressed-RAM disks never hold anything to find. */
 	if (ap_startswith(name, "ram") || ap_startswith(name, "zram"))
@@ -107,7 +105,7 @@ enum ap_kind ap_classify(struct udev_device *dev, bool all_modules, bool include
 
 	devtype = udev_device_get_devtype(dev);
 	if (strcmp(subsystem, "scsi") == 0)
-		return streq_ptr(devtype, "scsi_device") ? AP_KIND_SCSI : AP_KIND_NONE;
+		return ap_streq_ptr(devtype, "scsi_device") ? AP_KIND_SCSI : AP_KIND_NONE;
 
 	modalias = udev_device_get_property_value(dev, "MODALIAS");
 	if (all_modules && modalias && *modalias)
@@ -128,13 +126,13 @@ enum ap_kind ap_classify(struct udev_device *dev, bool all_modules, bool include
 		return AP_KIND_NONE;
 	}
 	if (strcmp(subsystem, "usb") == 0) {
-		if (streq_ptr(devtype, "usb_interface") &&
+		if (ap_streq_ptr(devtype, "usb_interface") &&
 		    sysattr_ulong(dev, "bInterfaceClass", 16, 0) == 0x08)
 			return AP_KIND_CONTROLLER;
 		return AP_KIND_NONE;
 	}
 	if (strcmp(subsystem, "mmc") == 0)
-		return streq_ptr(modalias, "mmc:block") ? AP_KIND_CONTROLLER : AP_KIND_NONE;
+		return ap_streq_ptr(modalias, "mmc:block") ? AP_KIND_CONTROLLER : AP_KIND_NONE;
 	return AP_KIND_NONE;
 }
 

@@ -18,6 +18,17 @@
  * Everything here reads sysfs through libudev, except the binary VPD pages
  * (libudev's sysattr reader is for text) and path_id's host rebasing, which
  * lists the hostN entries of one directory exactly as udev does.
+ *
+ * A disk's identity is computed once and cached by device number, syspath
+ * and diskseq (ap_identity_get()), so its partitions reuse it; strings are
+ * cleaned with udev-string.c, as the helpers clean them.
+ *
+ * Why one file of about 1300 lines: ata_id, scsi_id, usb_id and path_id
+ * share the sysfs readers, the SG_IO plumbing and the cleanup helpers
+ * below, and ap_identity_for_disk() decides between them per disk; the
+ * byte-level parsers (ATA words, VPD pages) are exported and tested on
+ * their own (tests/naming, tests/fuzz).  path_id is the natural next file
+ * to split off once those helpers have a home of their own.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
@@ -527,11 +538,6 @@ static const char *attrs_lookup(struct udev_device *dev, const char *attr)
 	return NULL;
 }
 
-static bool streq_ptr(const char *a, const char *b)
-{
-	return a && b && strcmp(a, b) == 0;
-}
-
 /* ----------------------------------------------------------- path_id */
 
 struct pathbuf {
@@ -572,7 +578,7 @@ static struct udev_device *skip_subsystem(struct udev_device *dev, const char *s
 	struct udev_device *last = dev;
 
 	for (struct udev_device *d = dev; d; d = udev_device_get_parent(d)) {
-		if (!streq_ptr(udev_device_get_subsystem(d), subsys))
+		if (!ap_streq_ptr(udev_device_get_subsystem(d), subsys))
 			break;
 		last = d;
 	}
@@ -673,7 +679,7 @@ static struct udev_device *handle_scsi(struct udev_device *parent, struct pathbu
 	const char *name, *id;
 	char buf[64];
 
-	if (!streq_ptr(udev_device_get_devtype(parent), "scsi_device"))
+	if (!ap_streq_ptr(udev_device_get_devtype(parent), "scsi_device"))
 		return parent;
 	id = attr_nonempty(parent, "ieee1394_id", buf, sizeof(buf));
 	if (id) {
@@ -1142,7 +1148,7 @@ int ap_identity_for_disk(struct udev_device *disk, struct ap_identity *id)
 			/* ATTRS{type}=="5", ATTRS{scsi_level}=="[6-9]*": ata_id with IDENTIFY PACKET */
 			atapi = type && strtoul(type, NULL, 10) == 5 && level && level[0] >= '6' && level[0] <= '9';
 		}
-		if (streq_ptr(vendor, "ATA") || atapi) {
+		if (ap_streq_ptr(vendor, "ATA") || atapi) {
 			/* ata_id sees peripheral type 5 on an sr: IDENTIFY PACKET DEVICE */
 			r = ata_identity(disk, scsidev, false, ap_startswith(sysname, "sr"), id);
 			if (r == -ENOMEM)
@@ -1154,7 +1160,7 @@ int ap_identity_for_disk(struct udev_device *disk, struct ap_identity *id)
 		}
 		/* a SATA disk in a fixed USB enclosure: ata_id through the bridge */
 		if (!id->serial && usb && ap_startswith(sysname, "sd") &&
-		    streq_ptr(attr_nonempty(disk, "removable", buf, sizeof(buf)), "0")) {
+		    ap_streq_ptr(attr_nonempty(disk, "removable", buf, sizeof(buf)), "0")) {
 			r = ata_identity(disk, scsidev, true, false, id);
 			if (r == -ENOMEM)
 				goto fail;

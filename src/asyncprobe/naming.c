@@ -14,9 +14,11 @@
  *   3. the result is split on spaces.
  *
  * Values themselves arrive cleaned the way their source cleans them:
- * ata_id/scsi_id/usb_id strings (identity.c), $attr{} values
- * (ap_udev_attr_clean), and blkid values through blkid_encode_string(),
- * the very libblkid function udev's blkid builtin calls.
+ * ata_id/scsi_id/usb_id strings (identity.c, from its cache), $attr{}
+ * values (ap_udev_attr_clean), and blkid values through
+ * blkid_encode_string(), the very libblkid function udev's blkid builtin
+ * calls; the steps and the cleaning live in udev-string.c.  This file
+ * also has the name lists, ap_fsinfo_clear() and ap_link_name_valid().
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1

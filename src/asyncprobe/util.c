@@ -36,6 +36,11 @@ bool ap_startswith(const char *s, const char *prefix)
 	return s && strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+bool ap_streq_ptr(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
+}
+
 long ap_peak_rss_kib(void)
 {
 	FILE *f = fopen("/proc/self/status", "re");

@@ -23,6 +23,9 @@ unsigned int ap_ms_since(uint64_t t0);
 /* True if @s (may be NULL) begins with @prefix. */
 bool ap_startswith(const char *s, const char *prefix);
 
+/* True if @a and @b are both non-NULL and equal. */
+bool ap_streq_ptr(const char *a, const char *b);
+
 /*
  * The process's peak resident set so far in KiB: VmHWM of
  * /proc/self/status, what the README, the manifest's
