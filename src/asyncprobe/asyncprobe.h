@@ -1,20 +1,33 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * asyncprobe internal interfaces.  One .c per concern:
+ * asyncprobe internal interfaces.  One .c per concern, a header where
+ * others need it:
  *
- *   cli.c        main(), options, exit status
- *   log.c        logging to stderr or /dev/kmsg, progress line
- *   discovery.c  libudev enumeration, kernel uevent monitor, topology order
- *   modules.c    driver loading through libkmod
- *   engine.c     the run: nodes, ordered spawning of async calls, summary
- *   probe.c      libblkid probing of disks and partitions
- *   identity.c   by-id identity data (sysfs VPD pages, ATA IDENTIFY via SG_IO)
- *   naming.c     udev-compatible link names and character encoding
- *   links.c      the link registry: claims in cookie order, conflicts, safe creation
- *   trace.c      trace events, Chrome trace JSON, SVG plot, JSON manifest
- *   cmdline.c    kernel command line parsing
- *   init.c       PID 1: mounts, root wait, switch_root, rescue
- *   notify.c     sd_notify
+ *   cli.c          main(), options, exit status
+ *   log.c          logging to stderr or /dev/kmsg, progress line
+ *   util.c         util.h: time, prefixes, peak RSS, output files
+ *   utf8.c         utf8.h: the one UTF-8 decoder
+ *   json.c         json.h: the JSON string writer (manifest, Chrome trace)
+ *   discovery.c    coldplug.h: libudev enumeration, NVMe heads, kernel
+ *                  uevent monitor, topology order
+ *   modules.c      coldplug.h: driver loading through libkmod
+ *   engine.c       engine.h: the run: nodes, ordered spawning of async
+ *                  calls, summary, the snapshot manifest.c writes
+ *   manifest.c     manifest.h: the --json manifest from that snapshot
+ *   probe.c        coldplug.h: libblkid probing of disks and partitions
+ *   identity.c     identity.h: by-id identity data (sysfs VPD pages, ATA
+ *                  IDENTIFY via SG_IO) and its per-disk cache
+ *   udev-string.c  udev-string.h: udev's string cleaning, blkid encoding
+ *   naming.c       names.h: udev-compatible link names
+ *   links.c        names.h: the link registry: claims in cookie order,
+ *                  conflicts, safe creation
+ *   trace-record.c trace.h: recording trace events
+ *   trace-model.c  trace-model.h (private): the analysis model
+ *   trace-chrome.c trace.h: Chrome trace JSON
+ *   trace-svg.c    trace.h: SVG plot
+ *   cmdline.c      cmdline.h: kernel command line parsing
+ *   init.c         init.h: PID 1: mounts, root wait, switch_root, rescue
+ *   notify.c       sd_notify
  */
 #ifndef ASYNCPROBE_H
 #define ASYNCPROBE_H
@@ -26,6 +39,7 @@
 #include <stdlib.h>
 
 #include "async.h"
+#include "util.h"
 
 struct udev;
 struct udev_device;
@@ -97,6 +111,8 @@ enum ap_log_target {
 #define AP_LOG_DEBUG 7
 
 void ap_log_open(int target, int verbose);
+/* AP_LOG_AUTO made definite: AP_LOG_KMSG as PID 1 or in an initramfs, else AP_LOG_STDERR. */
+int ap_log_resolve_target(int target);
 void ap_log_close(void);
 void ap_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ap_logv(int prio, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
@@ -115,9 +131,6 @@ void ap_log_progress(const char *line);
 #define log_notice(...)  ap_log(AP_LOG_NOTICE, __VA_ARGS__)
 #define log_info(...)    ap_log(AP_LOG_INFO, __VA_ARGS__)
 #define log_debug(...)   ap_log(AP_LOG_DEBUG, __VA_ARGS__)
-
-/* Monotonic time in nanoseconds. */
-uint64_t ap_now_ns(void);
 
 /* --------------------------------------------------------------- cleanup */
 

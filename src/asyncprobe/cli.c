@@ -127,15 +127,6 @@ static int parse_uint(const char *s, unsigned int *ret)
 	return 0;
 }
 
-static bool log_goes_to_kmsg(int target)
-{
-	if (target == AP_LOG_KMSG)
-		return true;
-	if (target == AP_LOG_STDERR)
-		return false;
-	return getpid() == 1 || access("/etc/initrd-release", F_OK) == 0;
-}
-
 /*
  * Parse into ap_cfg.  Returns 0 to go on, or an exit status; *done is set
  * when the status is final although 0 (--help, --version).  @lenient: as
@@ -269,7 +260,7 @@ static int parse_args(int argc, char **argv, bool lenient, const char ***resolve
 	if (ap_cfg.quiet)
 		ap_cfg.verbose = -1;
 	ap_cfg.progress = !progress_off && ap_cfg.verbose == 0 && isatty(STDERR_FILENO) &&
-			  !log_goes_to_kmsg(ap_cfg.log_target) &&
+			  ap_log_resolve_target(ap_cfg.log_target) != AP_LOG_KMSG &&
 			  !(ap_cfg.json_file && strcmp(ap_cfg.json_file, "-") == 0 &&
 			    isatty(STDOUT_FILENO));
 	return 0;

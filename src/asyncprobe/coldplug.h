@@ -84,6 +84,20 @@ void ap_found_list_sort(struct ap_found_list *l);
 int ap_enumerate(struct udev *udev, const char *parent_syspath, bool all_modules,
 		 bool include_loop, struct ap_found_list *ret);
 
+/* Does @syspath have a descendant in @subsystem (and of @devtype, if not NULL)? */
+bool ap_has_child(struct udev *udev, const char *syspath, const char *subsystem,
+		  const char *devtype);
+
+/* An NVMe controller's class device is live and has a namespace disk. */
+bool ap_nvme_ctrl_ready(struct udev *udev, const char *syspath);
+
+/*
+ * NVMe native multipath: append to @out the namespace heads (nvme0n1, below
+ * /sys/devices/virtual/nvme-subsystem) that have a path through the
+ * controller at @ctrl_syspath.  The caller sorts @out.
+ */
+void ap_enumerate_nvme_heads(struct udev *udev, const char *ctrl_syspath, struct ap_found_list *out);
+
 /*
  * The kernel uevent monitor: a thread that owns a
  * udev_monitor_new_from_netlink(udev, "kernel") and bumps a sequence number

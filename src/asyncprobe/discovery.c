@@ -8,7 +8,10 @@
  * builds the tree the engine walks: controllers own SCSI devices, sub-
  * controllers (virtio below virtio-pci) and disks; SCSI devices own disks;
  * disks own partitions.  Devices with no owner (loop disks, scsi_debug,
- * NVMe multipath heads) hang off the discovery call itself.
+ * NVMe multipath heads) hang off the discovery call itself.  An NVMe
+ * controller also claims the multipath heads it has a path to
+ * (ap_enumerate_nvme_heads()); ap_has_child() and ap_nvme_ctrl_ready()
+ * are what the engine's waits test.
  *
  * libudev objects are not shared between threads (libudev(3): an object
  * must be used from the thread that allocated it), so this file hands out
@@ -48,16 +51,6 @@ const char *ap_kind_to_string(enum ap_kind k)
 	return k >= 0 && k < _AP_KIND_MAX ? names[k] : "?";
 }
 
-static bool startswith(const char *s, const char *prefix)
-{
-	return s && strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
-static bool streq_ptr(const char *a, const char *b)
-{
-	return a && b && strcmp(a, b) == 0;
-}
-
 static unsigned long sysattr_ulong(struct udev_device *dev, const char *attr, int base,
 				   unsigned long dflt)
 {
@@ -79,14 +72,14 @@ static enum ap_kind classify_block(struct udev_device *dev, bool include_loop)
 	const char *devtype = udev_device_get_devtype(dev);
 	const char *name = udev_device_get_sysname(dev);
 
-	if (streq_ptr(devtype, "partition"))
+	if (ap_streq_ptr(devtype, "partition"))
 		return AP_KIND_PARTITION;
-	if (!streq_ptr(devtype, "disk") || !name)
+	if (!ap_streq_ptr(devtype, "disk") || !name)
 		return AP_KIND_NONE;
 	/* RAM-backed and compressed-RAM disks never hold anything to find. */
-	if (startswith(name, "ram") || startswith(name, "zram"))
+	if (ap_startswith(name, "ram") || ap_startswith(name, "zram"))
 		return AP_KIND_NONE;
-	if (startswith(name, "loop") && !include_loop)
+	if (ap_startswith(name, "loop") && !include_loop)
 		return AP_KIND_NONE;
 	/* NVMe multipath path devices: hidden, no node; the head is the disk. */
 	if (sysattr_ulong(dev, "hidden", 10, 0) == 1)
@@ -112,7 +105,7 @@ enum ap_kind ap_classify(struct udev_device *dev, bool all_modules, bool include
 
 	devtype = udev_device_get_devtype(dev);
 	if (strcmp(subsystem, "scsi") == 0)
-		return streq_ptr(devtype, "scsi_device") ? AP_KIND_SCSI : AP_KIND_NONE;
+		return ap_streq_ptr(devtype, "scsi_device") ? AP_KIND_SCSI : AP_KIND_NONE;
 
 	modalias = udev_device_get_property_value(dev, "MODALIAS");
 	if (all_modules && modalias && *modalias)
@@ -128,18 +121,18 @@ enum ap_kind ap_classify(struct udev_device *dev, bool all_modules, bool include
 	}
 	if (strcmp(subsystem, "virtio") == 0) {
 		/* device id 2 is block, 8 is SCSI host */
-		if (startswith(modalias, "virtio:d00000002v") || startswith(modalias, "virtio:d00000008v"))
+		if (ap_startswith(modalias, "virtio:d00000002v") || ap_startswith(modalias, "virtio:d00000008v"))
 			return AP_KIND_CONTROLLER;
 		return AP_KIND_NONE;
 	}
 	if (strcmp(subsystem, "usb") == 0) {
-		if (streq_ptr(devtype, "usb_interface") &&
+		if (ap_streq_ptr(devtype, "usb_interface") &&
 		    sysattr_ulong(dev, "bInterfaceClass", 16, 0) == 0x08)
 			return AP_KIND_CONTROLLER;
 		return AP_KIND_NONE;
 	}
 	if (strcmp(subsystem, "mmc") == 0)
-		return streq_ptr(modalias, "mmc:block") ? AP_KIND_CONTROLLER : AP_KIND_NONE;
+		return ap_streq_ptr(modalias, "mmc:block") ? AP_KIND_CONTROLLER : AP_KIND_NONE;
 	return AP_KIND_NONE;
 }
 
@@ -155,16 +148,16 @@ bool ap_modalias_is_storage(const char *modalias)
 
 	if (!modalias)
 		return false;
-	if (startswith(modalias, "pci:")) {
+	if (ap_startswith(modalias, "pci:")) {
 		p = strstr(modalias, "bc");
 		if (!p)
 			return false;
 		return strncasecmp(p, "bc01", 4) == 0 || strncasecmp(p, "bc08sc05", 8) == 0;
 	}
-	if (startswith(modalias, "virtio:"))
-		return startswith(modalias, "virtio:d00000002v") ||
-		       startswith(modalias, "virtio:d00000008v");
-	if (startswith(modalias, "usb:")) {
+	if (ap_startswith(modalias, "virtio:"))
+		return ap_startswith(modalias, "virtio:d00000002v") ||
+		       ap_startswith(modalias, "virtio:d00000008v");
+	if (ap_startswith(modalias, "usb:")) {
 		p = strstr(modalias, "ic");
 		return p && strncasecmp(p, "ic08", 4) == 0;
 	}
@@ -526,6 +519,162 @@ out:
 		udev_device_unref(parent);
 	udev_enumerate_unref(en);
 	return r;
+}
+
+/* ------------------------------------------------ waits and NVMe heads */
+
+/* Does @syspath have a descendant in @subsystem (and @devtype)? */
+bool ap_has_child(struct udev *udev, const char *syspath, const char *subsystem,
+		  const char *devtype)
+{
+	struct udev_enumerate *en;
+	struct udev_device *parent;
+	struct udev_list_entry *item;
+	bool found = false;
+
+	parent = udev_device_new_from_syspath(udev, syspath);
+	if (!parent)
+		return false;
+	en = udev_enumerate_new(udev);
+	if (!en) {
+		udev_device_unref(parent);
+		return false;
+	}
+	udev_enumerate_add_match_parent(en, parent);
+	udev_enumerate_add_match_subsystem(en, subsystem);
+	if (udev_enumerate_scan_devices(en) >= 0)
+		udev_list_entry_foreach(item, udev_enumerate_get_list_entry(en)) {
+			struct udev_device *d;
+			const char *t;
+
+			if (strcmp(udev_list_entry_get_name(item), syspath) == 0)
+				continue;
+			if (!devtype) {
+				found = true;
+				break;
+			}
+			d = udev_device_new_from_syspath(udev, udev_list_entry_get_name(item));
+			if (!d)
+				continue;
+			t = udev_device_get_devtype(d);
+			found = t && strcmp(t, devtype) == 0;
+			udev_device_unref(d);
+			if (found)
+				break;
+		}
+	udev_enumerate_unref(en);
+	udev_device_unref(parent);
+	return found;
+}
+
+/* NVMe: the controller's class device is live and has a namespace. */
+bool ap_nvme_ctrl_ready(struct udev *udev, const char *syspath)
+{
+	struct udev_enumerate *en = udev_enumerate_new(udev);
+	struct udev_device *parent = udev_device_new_from_syspath(udev, syspath);
+	struct udev_list_entry *item;
+	bool ready = false;
+
+	if (!en || !parent)
+		goto out;
+	udev_enumerate_add_match_parent(en, parent);
+	udev_enumerate_add_match_subsystem(en, "nvme");
+	if (udev_enumerate_scan_devices(en) < 0)
+		goto out;
+	udev_list_entry_foreach(item, udev_enumerate_get_list_entry(en)) {
+		const char *path = udev_list_entry_get_name(item);
+		struct udev_device *c = udev_device_new_from_syspath(udev, path);
+		const char *state;
+
+		if (!c)
+			continue;
+		state = udev_device_get_sysattr_value(c, "state");
+		if (state && strncmp(state, "live", 4) == 0 &&
+		    ap_has_child(udev, path, "block", "disk"))
+			ready = true;
+		udev_device_unref(c);
+		if (ready)
+			break;
+	}
+out:
+	if (en)
+		udev_enumerate_unref(en);
+	if (parent)
+		udev_device_unref(parent);
+	return ready;
+}
+
+/*
+ * NVMe native multipath: the namespace's disk (nvme0n1) lives below
+ * /sys/devices/virtual/nvme-subsystem, and the controller holds only a
+ * hidden path device (nvme0c0n1).  The head lists its paths in its
+ * "multipath" directory, a relation libudev does not expose; look for it.
+ */
+void ap_enumerate_nvme_heads(struct udev *udev, const char *ctrl_syspath, struct ap_found_list *out)
+{
+	struct udev_enumerate *en = udev_enumerate_new(udev);
+	struct udev_list_entry *item;
+
+	if (!en)
+		return;
+	udev_enumerate_add_match_subsystem(en, "block");
+	udev_enumerate_add_match_property(en, "DEVTYPE", "disk");
+	if (udev_enumerate_scan_devices(en) < 0)
+		goto out;
+	udev_list_entry_foreach(item, udev_enumerate_get_list_entry(en)) {
+		const char *head = udev_list_entry_get_name(item);
+		struct udev_enumerate *pe;
+		struct udev_device *ctrl;
+		struct udev_list_entry *pi;
+
+		if (!strstr(head, "/nvme-subsystem/"))
+			continue;
+		ctrl = udev_device_new_from_syspath(udev, ctrl_syspath);
+		pe = udev_enumerate_new(udev);
+		if (!ctrl || !pe) {
+			if (ctrl)
+				udev_device_unref(ctrl);
+			if (pe)
+				udev_enumerate_unref(pe);
+			continue;
+		}
+		udev_enumerate_add_match_parent(pe, ctrl);
+		udev_enumerate_add_match_subsystem(pe, "block");
+		if (udev_enumerate_scan_devices(pe) >= 0)
+			udev_list_entry_foreach(pi, udev_enumerate_get_list_entry(pe)) {
+				const char *p = udev_list_entry_get_name(pi), *base = strrchr(p, '/');
+				char link[PATH_MAX];
+
+				if (!base)
+					continue;
+				snprintf(link, sizeof(link), "%s/multipath/%s", head, base + 1);
+				if (access(link, F_OK) == 0) {
+					struct udev_device *hd = udev_device_new_from_syspath(udev, head);
+
+					if (hd && ap_classify(hd, false, false) == AP_KIND_DISK) {
+						struct ap_found *v = realloc(out->v, (out->n + 1) * sizeof(*v));
+
+						if (v) {
+							out->v = v;
+							memset(&v[out->n], 0, sizeof(v[0]));
+							v[out->n].syspath = strdup(head);
+							v[out->n].devpath = strdup(udev_device_get_devpath(hd));
+							v[out->n].kind = AP_KIND_DISK;
+							if (v[out->n].syspath && v[out->n].devpath)
+								out->n++;
+							out->allocated = out->n;
+						}
+					}
+					if (hd)
+						udev_device_unref(hd);
+					break;
+				}
+			}
+		udev_enumerate_unref(pe);
+		udev_device_unref(ctrl);
+	}
+out:
+	udev_enumerate_unref(en);
 }
 
 /* -------------------------------------------------------------- monitor */

@@ -104,6 +104,7 @@
 #include "cmdline.h"
 #include "coldplug.h"
 #include "engine.h"
+#include "manifest.h"
 #include "names.h"
 #include "trace.h"
 
@@ -229,11 +230,6 @@ static void node_run(void *data, async_cookie_t cookie);
 static char *strdup_or_null(const char *s)
 {
 	return s ? strdup(s) : NULL;
-}
-
-static double ms_since(uint64_t t0, uint64_t t)
-{
-	return t >= t0 ? (double)(t - t0) / 1e6 : 0.0;
 }
 
 static const char *node_label(const struct ap_node *n)
@@ -491,55 +487,19 @@ struct wait_ctx {
 	const char *devtype;
 };
 
-/* Does @syspath have a descendant in @subsystem (and @devtype)? */
-static bool has_child(struct udev *udev, const char *syspath, const char *subsystem,
-		      const char *devtype)
-{
-	struct udev_enumerate *en;
-	struct udev_device *parent;
-	struct udev_list_entry *item;
-	bool found = false;
-
-	parent = udev_device_new_from_syspath(udev, syspath);
-	if (!parent)
-		return false;
-	en = udev_enumerate_new(udev);
-	if (!en) {
-		udev_device_unref(parent);
-		return false;
-	}
-	udev_enumerate_add_match_parent(en, parent);
-	udev_enumerate_add_match_subsystem(en, subsystem);
-	if (udev_enumerate_scan_devices(en) >= 0)
-		udev_list_entry_foreach(item, udev_enumerate_get_list_entry(en)) {
-			struct udev_device *d;
-			const char *t;
-
-			if (strcmp(udev_list_entry_get_name(item), syspath) == 0)
-				continue;
-			if (!devtype) {
-				found = true;
-				break;
-			}
-			d = udev_device_new_from_syspath(udev, udev_list_entry_get_name(item));
-			if (!d)
-				continue;
-			t = udev_device_get_devtype(d);
-			found = t && strcmp(t, devtype) == 0;
-			udev_device_unref(d);
-			if (found)
-				break;
-		}
-	udev_enumerate_unref(en);
-	udev_device_unref(parent);
-	return found;
-}
-
 static bool pred_has_child(void *data)
 {
 	struct wait_ctx *w = data;
 
-	return has_child(w->udev, w->syspath, w->subsystem, w->devtype);
+	return ap_has_child(w->udev, w->syspath, w->subsystem, w->devtype);
+}
+
+/* NVMe: the controller's class device is live and has a namespace. */
+static bool pred_nvme_ready(void *data)
+{
+	struct wait_ctx *w = data;
+
+	return ap_nvme_ctrl_ready(w->udev, w->syspath);
 }
 
 static bool pred_driver_bound(void *data)
@@ -555,44 +515,6 @@ static bool pred_driver_bound(void *data)
 	return r;
 }
 
-/* NVMe: the controller's class device is live and has a namespace. */
-static bool pred_nvme_ready(void *data)
-{
-	struct wait_ctx *w = data;
-	struct udev_enumerate *en = udev_enumerate_new(w->udev);
-	struct udev_device *parent = udev_device_new_from_syspath(w->udev, w->syspath);
-	struct udev_list_entry *item;
-	bool ready = false;
-
-	if (!en || !parent)
-		goto out;
-	udev_enumerate_add_match_parent(en, parent);
-	udev_enumerate_add_match_subsystem(en, "nvme");
-	if (udev_enumerate_scan_devices(en) < 0)
-		goto out;
-	udev_list_entry_foreach(item, udev_enumerate_get_list_entry(en)) {
-		const char *path = udev_list_entry_get_name(item);
-		struct udev_device *c = udev_device_new_from_syspath(w->udev, path);
-		const char *state;
-
-		if (!c)
-			continue;
-		state = udev_device_get_sysattr_value(c, "state");
-		if (state && strncmp(state, "live", 4) == 0 &&
-		    has_child(w->udev, path, "block", "disk"))
-			ready = true;
-		udev_device_unref(c);
-		if (ready)
-			break;
-	}
-out:
-	if (en)
-		udev_enumerate_unref(en);
-	if (parent)
-		udev_device_unref(parent);
-	return ready;
-}
-
 /* How long a controller may take to bind once its module is in. */
 #define AP_BIND_GRACE_MS 1000
 
@@ -605,79 +527,6 @@ static void node_fail(struct ap_node *n, int error, const char *what)
 }
 
 /* --------------------------------------------------------------- children */
-
-/*
- * NVMe native multipath: the namespace's disk (nvme0n1) lives below
- * /sys/devices/virtual/nvme-subsystem, and the controller holds only a
- * hidden path device (nvme0c0n1).  The head lists its paths in its
- * "multipath" directory, a relation libudev does not expose; look for it.
- */
-static void collect_nvme_heads(struct udev *udev, struct ap_node *n, struct ap_found_list *out)
-{
-	struct udev_enumerate *en = udev_enumerate_new(udev);
-	struct udev_list_entry *item;
-
-	if (!en)
-		return;
-	udev_enumerate_add_match_subsystem(en, "block");
-	udev_enumerate_add_match_property(en, "DEVTYPE", "disk");
-	if (udev_enumerate_scan_devices(en) < 0)
-		goto out;
-	udev_list_entry_foreach(item, udev_enumerate_get_list_entry(en)) {
-		const char *head = udev_list_entry_get_name(item);
-		struct udev_enumerate *pe;
-		struct udev_device *ctrl;
-		struct udev_list_entry *pi;
-
-		if (!strstr(head, "/nvme-subsystem/"))
-			continue;
-		ctrl = udev_device_new_from_syspath(udev, n->syspath);
-		pe = udev_enumerate_new(udev);
-		if (!ctrl || !pe) {
-			if (ctrl)
-				udev_device_unref(ctrl);
-			if (pe)
-				udev_enumerate_unref(pe);
-			continue;
-		}
-		udev_enumerate_add_match_parent(pe, ctrl);
-		udev_enumerate_add_match_subsystem(pe, "block");
-		if (udev_enumerate_scan_devices(pe) >= 0)
-			udev_list_entry_foreach(pi, udev_enumerate_get_list_entry(pe)) {
-				const char *p = udev_list_entry_get_name(pi), *base = strrchr(p, '/');
-				char link[PATH_MAX];
-
-				if (!base)
-					continue;
-				snprintf(link, sizeof(link), "%s/multipath/%s", head, base + 1);
-				if (access(link, F_OK) == 0) {
-					struct udev_device *hd = udev_device_new_from_syspath(udev, head);
-
-					if (hd && ap_classify(hd, false, false) == AP_KIND_DISK) {
-						struct ap_found *v = realloc(out->v, (out->n + 1) * sizeof(*v));
-
-						if (v) {
-							out->v = v;
-							memset(&v[out->n], 0, sizeof(v[0]));
-							v[out->n].syspath = strdup(head);
-							v[out->n].devpath = strdup(udev_device_get_devpath(hd));
-							v[out->n].kind = AP_KIND_DISK;
-							if (v[out->n].syspath && v[out->n].devpath)
-								out->n++;
-							out->allocated = out->n;
-						}
-					}
-					if (hd)
-						udev_device_unref(hd);
-					break;
-				}
-			}
-		udev_enumerate_unref(pe);
-		udev_device_unref(ctrl);
-	}
-out:
-	udev_enumerate_unref(en);
-}
 
 /*
  * Enumerate the devices @n owns (slow part; before the sync).  They are
@@ -707,7 +556,7 @@ static void collect_children(struct udev *udev, struct ap_node *n)
 		return;
 	}
 	if (n->driver && strcmp(n->driver, "nvme") == 0) {
-		collect_nvme_heads(udev, n, &n->found);
+		ap_enumerate_nvme_heads(udev, n->syspath, &n->found);
 		ap_found_list_sort(&n->found);
 	}
 }
@@ -1031,10 +880,10 @@ static void node_run(void *data, async_cookie_t cookie)
 		/* counted as done when it was abandoned; touch nothing shared */
 		if (n->stopped)
 			log_debug("%s: the call stopped returned after %.1f s; its results are dropped",
-				  node_label(n), ms_since(n->t_start, ap_now_ns()) / 1000.0);
+				  node_label(n), ap_ms_between(n->t_start, ap_now_ns()) / 1000.0);
 		else
 			log_notice("%s: the abandoned call returned after %.1f s; its results are dropped",
-				   node_label(n), ms_since(n->t_start, ap_now_ns()) / 1000.0);
+				   node_label(n), ap_ms_between(n->t_start, ap_now_ns()) / 1000.0);
 		n->abandoned_returned = true;
 		e->abandoned_running--;
 		pthread_cond_broadcast(&e->cond);
@@ -1223,7 +1072,7 @@ static void abandon_locked(struct ap_engine *e, struct ap_node *n, uint64_t now)
 	e->abandoned_running++;
 	log_error("%s: abandoned, no answer after %.1f s %s (--device-timeout %u ms + %u ms); "
 		  "its call keeps running but publishes nothing, later devices go on",
-		  node_label(n), ms_since(n->t_progress, now) / 1000.0,
+		  node_label(n), ap_ms_between(n->t_progress, now) / 1000.0,
 		  n->phase ? n->phase : "", ap_cfg.device_timeout_ms, AP_HANG_SLACK_MS);
 	ap_trace_mark(n->cookie, "abandoned", now);
 	pthread_cond_broadcast(&e->cond);
@@ -1506,427 +1355,86 @@ int ap_engine_wait_path(struct ap_engine *e, const char *relpath, unsigned int t
 	}
 }
 
-/* ----------------------------------------------------------------- JSON */
+/* ------------------------------------------------------------- manifest */
 
-static void json_str(FILE *f, const char *s)
+static int manifest_node_cmp(const void *x, const void *y)
 {
-	const unsigned char *p = (const unsigned char *)s;
-
-	if (!s) {
-		fputs("null", f);
-		return;
-	}
-	fputc('"', f);
-	while (*p) {
-		unsigned char c = *p;
-		size_t len = 0, i;
-
-		if (c == '"' || c == '\\') {
-			fprintf(f, "\\%c", c);
-			p++;
-			continue;
-		}
-		if (c < 0x20 || c == 0x7f) {
-			fprintf(f, "\\u%04x", c);
-			p++;
-			continue;
-		}
-		if (c < 0x80) {
-			fputc(c, f);
-			p++;
-			continue;
-		}
-		/* copy valid UTF-8; a stray byte becomes U+00XX */
-		if ((c & 0xe0) == 0xc0 && c >= 0xc2)
-			len = 2;
-		else if ((c & 0xf0) == 0xe0)
-			len = 3;
-		else if ((c & 0xf8) == 0xf0 && c <= 0xf4)
-			len = 4;
-		for (i = 1; len && i < len; i++)
-			if ((p[i] & 0xc0) != 0x80)
-				len = 0;
-		/* no overlong forms, no UTF-16 surrogates, nothing past U+10FFFF */
-		if ((len == 3 && c == 0xe0 && p[1] < 0xa0) ||
-		    (len == 3 && c == 0xed && p[1] >= 0xa0) ||
-		    (len == 4 && c == 0xf0 && p[1] < 0x90) ||
-		    (len == 4 && c == 0xf4 && p[1] >= 0x90))
-			len = 0;
-		if (!len) {
-			fprintf(f, "\\u%04x", c);
-			p++;
-			continue;
-		}
-		fwrite(p, 1, len, f);
-		p += len;
-	}
-	fputc('"', f);
-}
-
-static int node_cookie_cmp(const void *x, const void *y)
-{
-	const struct ap_node *a = *(struct ap_node *const *)x, *b = *(struct ap_node *const *)y;
+	const struct ap_manifest_node *a = x, *b = y;
 
 	if (a->cookie != b->cookie)
 		return a->cookie < b->cookie ? -1 : 1;
 	return 0;
 }
 
-static void json_fs(FILE *f, const struct ap_fsinfo *fs)
-{
-	static const char *const keys[] = {
-		"type", "usage", "uuid", "uuid_sub", "label", "version", "pttype", "ptuuid",
-		"part_entry_scheme", "part_entry_uuid", "part_entry_name", "part_entry_type",
-	};
-	const char *vals[] = {
-		fs->type, fs->usage, fs->uuid, fs->uuid_sub, fs->label, fs->version, fs->pttype,
-		fs->ptuuid, fs->part_entry_scheme, fs->part_entry_uuid, fs->part_entry_name,
-		fs->part_entry_type,
-	};
-	bool first = true;
-	size_t i;
-
-	fputs("{", f);
-	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		if (!vals[i])
-			continue;
-		fprintf(f, "%s\"%s\":", first ? "" : ",", keys[i]);
-		json_str(f, vals[i]);
-		first = false;
-	}
-	if (fs->part_entry_number)
-		fprintf(f, "%s\"part_entry_number\":%u", first ? "" : ",", fs->part_entry_number), first = false;
-	if (fs->ambivalent)
-		fprintf(f, "%s\"ambivalent\":true", first ? "" : ",");
-	fputs("}", f);
-}
-
-/* "abandoned while probing": the status of a call given up on */
-static void json_abandoned(FILE *f, const struct ap_node *n)
-{
-	char buf[128];
-
-	snprintf(buf, sizeof(buf), "%s while %s", n->stopped ? "stopped" : "abandoned",
-		 n->phase ? n->phase : "running");
-	json_str(f, buf);
-}
-
-/* A node a stop request left alone (not abandoned): see "A stop request". */
-static const char *stopped_status(const struct ap_node *n)
-{
-	return n->sync_result < 0 ? "stopped before publishing" : "stopped before probing";
-}
-
 /*
- * The process's peak resident set so far (VmHWM of /proc/self/status), in
- * KiB, or -1.  In the summary's "time" object: like the times, it differs
- * from run to run and is left out where manifests are compared.
+ * The read-only view manifest.c counts and writes, in cookie order, taken
+ * once every call has finished (an abandoned call may still run: its
+ * manifest entry shows only what it had when it was given up on).  It
+ * points into the nodes; the caller frees *ret_nodes and *ret_links.
  */
-static long peak_rss_kib(void)
+static int engine_snapshot(struct ap_engine *e, struct ap_manifest *m,
+			   struct ap_manifest_node **ret_nodes, const struct ap_link_event ***ret_links)
 {
-	FILE *f = fopen("/proc/self/status", "re");
-	char line[256];
-	long kib = -1;
+	struct ap_manifest_node *v;
+	const struct ap_link_event **links = NULL;
+	size_t i, nl = e->links ? ap_links_log_size(e->links) : 0;
 
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
-}
-
-static void json_time(FILE *f, struct ap_engine *e, const struct ap_node *n)
-{
-	if (n->stopped && !n->abandoned) {
-		fputs(",\"time\":{}", f);       /* it did not run to the end */
-		return;
+	memset(m, 0, sizeof(*m));
+	if (nl) {
+		links = calloc(nl, sizeof(*links));
+		if (!links)
+			return -ENOMEM;
+		for (i = 0; i < nl; i++)
+			links[i] = ap_links_log_get(e->links, i);
 	}
-	if (n->abandoned) {
-		/* the other times are its running call's */
-		fprintf(f, ",\"time\":{\"spawn_ms\":%.3f,\"start_ms\":%.3f,\"abandoned_ms\":%.3f}",
-			ms_since(e->t0, n->t_spawn), ms_since(e->t0, n->t_start),
-			ms_since(e->t0, n->t_abandoned));
-		return;
+	pthread_mutex_lock(&e->lock);
+	v = calloc(e->n_nodes ? e->n_nodes : 1, sizeof(*v));
+	for (i = 0; v && i < e->n_nodes; i++) {
+		const struct ap_node *n = e->nodes[i];
+
+		v[i] = (struct ap_manifest_node){
+			.cookie = n->cookie, .parent = n->parent ? n->parent->cookie : 0,
+			.kind = n->kind, .discovery = n->discovery, .hotplug = n->hotplug,
+			.abandoned = n->abandoned, .stopped = n->stopped,
+			.dropped_at_sync = n->sync_result < 0, .phase = n->phase,
+			.sysname = n->sysname, .subsystem = n->subsystem, .syspath = n->syspath,
+			.modalias = n->modalias, .driver = n->driver, .devname = n->devname,
+			.partnum = n->partnum, .fs = &n->fs, .loads = n->loads, .n_loads = n->n_loads,
+			.error = n->error, .error_what = n->error_what, .links_failed = n->links_failed,
+			.t_spawn = n->t_spawn, .t_start = n->t_start, .t_sync0 = n->t_sync0,
+			.t_sync1 = n->t_sync1, .t_end = n->t_end, .t_abandoned = n->t_abandoned,
+		};
 	}
-	fprintf(f, ",\"time\":{\"spawn_ms\":%.3f,\"start_ms\":%.3f,\"sync_ms\":%.3f,"
-		"\"end_ms\":%.3f,\"sync_wait_ms\":%.3f}",
-		ms_since(e->t0, n->t_spawn), ms_since(e->t0, n->t_start),
-		ms_since(e->t0, n->t_sync0), ms_since(e->t0, n->t_end),
-		n->t_sync1 >= n->t_sync0 ? (double)(n->t_sync1 - n->t_sync0) / 1e6 : 0.0);
-}
-
-struct counts {
-	unsigned int controllers, devices, links, links_failed, mod_ok, mod_failed, errors, mod_none;
-	unsigned int abandoned;
-	unsigned int stopped;           /* not run to the end because of a stop request */
-	int stop_signal;                /* that request's signal, or 0 */
-};
-
-static void count(struct ap_engine *e, struct ap_node **v, size_t nv, struct counts *c)
-{
-	size_t i, j, k;
-
-	memset(c, 0, sizeof(*c));
-	for (i = 0; i < nv; i++) {
-		struct ap_node *n = v[i];
-
-		c->stopped += n->stopped;
-		if (n->discovery) {
-			c->abandoned += n->abandoned && !n->stopped;
-			continue;
-		}
-		if (n->kind == AP_KIND_CONTROLLER)
-			c->controllers++;
-		else if (n->kind == AP_KIND_DISK || n->kind == AP_KIND_PARTITION)
-			c->devices++;
-		if (n->abandoned) {
-			/* the rest is its running call's */
-			c->abandoned += !n->stopped;
-			continue;
-		}
-		if (n->error)
-			c->errors++;
-		c->links_failed += (unsigned int)(n->links_failed > 0 ? n->links_failed : 0);
-		for (j = 0; j < n->n_loads; j++) {
-			bool seen = false;
-
-			if (n->loads[j].result == AP_MOD_NONE) {      /* per device, not per name */
-				c->mod_none++;
-				continue;
-			}
-
-			/* count each module name once */
-			for (k = 0; k < i && !seen; k++) {
-				size_t m;
-
-				if (v[k]->abandoned)
-					continue;
-				for (m = 0; m < v[k]->n_loads; m++)
-					if (strcmp(v[k]->loads[m].module, n->loads[j].module) == 0 &&
-					    v[k]->loads[m].result == n->loads[j].result)
-						seen = true;
-			}
-			for (k = 0; k < j && !seen; k++)
-				if (strcmp(n->loads[k].module, n->loads[j].module) == 0)
-					seen = true;
-			if (seen)
-				continue;
-			if (n->loads[j].result == AP_MOD_OK)
-				c->mod_ok++;
-			else if (n->loads[j].result == AP_MOD_FAILED)
-				c->mod_failed++;
-		}
+	m->n_nodes = e->n_nodes;
+	pthread_mutex_unlock(&e->lock);
+	if (!v) {
+		free(links);
+		return -ENOMEM;
 	}
-	if (e->links) {
-		size_t nl = ap_links_log_size(e->links);
-
-		for (i = 0; i < nl; i++) {
-			const struct ap_link_event *ev = ap_links_log_get(e->links, i);
-
-			if (ev && (ev->action == AP_LINK_CREATED || ev->action == AP_LINK_REPLACED ||
-				   ev->action == AP_LINK_UNCHANGED))
-				c->links++;
-		}
-	}
-}
-
-static int exit_status(const struct counts *c)
-{
-	if (c->stop_signal)
-		return 128 + c->stop_signal;
-	return c->mod_failed || c->mod_none || c->errors || c->links_failed || c->abandoned
-	       ? AP_EXIT_DEGRADED : AP_EXIT_OK;
-}
-
-static int write_json(struct ap_engine *e, struct ap_node **v, size_t nv, const struct counts *c,
-		      const char *path)
-{
-	FILE *f;
-	size_t i, j, k;
-	bool first;
-	int r = 0;
-
-	if (strcmp(path, "-") == 0) {
-		f = stdout;
-	} else {
-		f = fopen(path, "we");
-		if (!f) {
-			r = -errno;
-			log_error("cannot write %s: %m", path);
-			return r;
-		}
-	}
-	fprintf(f, "{\n  \"asyncprobe\": \"%s\",\n", PACKAGE_VERSION);
-	/* everything that differs between modes is on this line or in "time" */
-	fprintf(f, "  \"run\": {\"fastboot\":%s,\"dry_run\":%s,\"modules_dir\":",
-		e->fastboot ? "true" : "false", ap_cfg.dry_run ? "true" : "false");
-	json_str(f, e->modules_on ? ap_modules_dir(e->mods) : NULL);
-	fputs(",\"dev_dir\":", f);
-	json_str(f, ap_cfg.dev_dir);
-	fputs(",\"chaos\":", f);
-	json_str(f, getenv("ASYNC_CHAOS"));
-	fputs("},\n", f);
-
-	fputs("  \"controllers\": [", f);
-	first = true;
-	for (i = 0; i < nv; i++) {
-		struct ap_node *n = v[i];
-
-		if (n->discovery || n->kind != AP_KIND_CONTROLLER)
-			continue;
-		fprintf(f, "%s\n    {\"cookie\":%llu,\"parent\":%llu,\"name\":", first ? "" : ",",
-			(unsigned long long)n->cookie,
-			(unsigned long long)(n->parent ? n->parent->cookie : 0));
-		json_str(f, n->sysname);
-		fputs(",\"subsystem\":", f);
-		json_str(f, n->subsystem);
-		fputs(",\"syspath\":", f);
-		json_str(f, n->syspath);
-		fputs(",\"modalias\":", f);
-		json_str(f, n->modalias);
-		fputs(",\"driver\":", f);
-		json_str(f, n->abandoned ? NULL : n->driver);
-		fprintf(f, ",\"hotplug\":%s", n->hotplug ? "true" : "false");
-		if (n->abandoned) {
-			fputs(",\"status\":", f);
-			json_abandoned(f, n);
-		} else if (n->stopped) {
-			fputs(",\"status\":", f);
-			json_str(f, stopped_status(n));
-		}
-		json_time(f, e, n);
-		fputs("}", f);
-		first = false;
-	}
-	fputs(first ? "],\n" : "\n  ],\n", f);
-
-	fputs("  \"modules\": [", f);
-	first = true;
-	for (i = 0; i < nv; i++) {
-		struct ap_node *n = v[i];
-
-		/* an abandoned call's loads are still its own: see its status */
-		for (j = 0; !n->abandoned && j < n->n_loads; j++) {
-			struct ap_modload *l = &n->loads[j];
-
-			fprintf(f, "%s\n    {\"cookie\":%llu,\"device\":", first ? "" : ",",
-				(unsigned long long)n->cookie);
-			json_str(f, n->sysname);
-			fputs(",\"modalias\":", f);
-			json_str(f, n->modalias);
-			fputs(",\"module\":", f);
-			json_str(f, l->module);
-			fprintf(f, ",\"result\":\"%s\"", ap_modresult_to_string(l->result));
-			if (l->error)
-				fprintf(f, ",\"error\":\"%s\"", strerror(-l->error));
-			fputs(",\"chain\":[", f);
-			for (k = 0; k < l->n_chain; k++) {
-				fputs(k ? "," : "", f);
-				json_str(f, l->chain[k]);
-			}
-			fprintf(f, "],\"time\":{\"inserted\":%s,\"ms\":%.3f}}",
-				l->inserted ? "true" : "false",
-				l->t1_ns >= l->t0_ns ? (double)(l->t1_ns - l->t0_ns) / 1e6 : 0.0);
-			first = false;
-		}
-	}
-	fputs(first ? "],\n" : "\n  ],\n", f);
-
-	fputs("  \"devices\": [", f);
-	first = true;
-	for (i = 0; i < nv; i++) {
-		struct ap_node *n = v[i];
-
-		if (n->discovery || n->kind == AP_KIND_CONTROLLER)
-			continue;
-		fprintf(f, "%s\n    {\"cookie\":%llu,\"parent\":%llu,\"kind\":\"%s\",\"name\":",
-			first ? "" : ",", (unsigned long long)n->cookie,
-			(unsigned long long)(n->parent ? n->parent->cookie : 0),
-			ap_kind_to_string(n->kind));
-		json_str(f, n->devname ? n->devname : n->sysname);
-		fputs(",\"syspath\":", f);
-		json_str(f, n->syspath);
-		if (n->kind == AP_KIND_SCSI) {
-			fputs(",\"driver\":", f);
-			json_str(f, n->abandoned ? NULL : n->driver);
-		}
-		if (n->kind == AP_KIND_PARTITION)
-			fprintf(f, ",\"partition\":%u", n->partnum);
-		if (n->kind == AP_KIND_DISK || n->kind == AP_KIND_PARTITION) {
-			static const struct ap_fsinfo none;
-
-			fputs(",\"fs\":", f);
-			json_fs(f, n->abandoned ? &none : &n->fs);
-		}
-		fprintf(f, ",\"hotplug\":%s,\"status\":", n->hotplug ? "true" : "false");
-		if (n->abandoned) {
-			json_abandoned(f, n);
-		} else if (n->stopped) {
-			json_str(f, stopped_status(n));
-		} else if (n->error) {
-			fputs("\"", f);
-			fprintf(f, "%s: %s", n->error_what ? n->error_what : "error", strerror(-n->error));
-			fputs("\"", f);
-		} else {
-			fputs("\"ok\"", f);
-		}
-		json_time(f, e, n);
-		fputs("}", f);
-		first = false;
-	}
-	fputs(first ? "],\n" : "\n  ],\n", f);
-
-	fputs("  \"links\": [", f);
-	first = true;
-	if (e->links) {
-		size_t nl = ap_links_log_size(e->links);
-
-		for (i = 0; i < nl; i++) {
-			const struct ap_link_event *ev = ap_links_log_get(e->links, i);
-
-			if (!ev)
-				continue;
-			fprintf(f, "%s\n    {\"cookie\":%llu,\"action\":\"%s\",\"name\":", first ? "" : ",",
-				(unsigned long long)ev->cookie, ap_link_action_to_string(ev->action));
-			json_str(f, ev->name);
-			fputs(",\"target\":", f);
-			json_str(f, ev->target);
-			fputs(",\"owner\":", f);
-			json_str(f, ev->owner);
-			if (ev->error)
-				fprintf(f, ",\"error\":\"%s\"", strerror(-ev->error));
-			fputs("}", f);
-			first = false;
-		}
-	}
-	fputs(first ? "],\n" : "\n  ],\n", f);
-
-	fprintf(f, "  \"summary\": {\"controllers\":%u,\"devices\":%u,\"links\":%u,"
-		"\"links_failed\":%u,\"modules_loaded\":%u,\"modules_failed\":%u,"
-		"\"modules_missing\":%u,\"errors\":%u,\"abandoned\":%u,\"stopped\":%u,"
-		"\"exit_status\":%d,\"time\":{\"elapsed_ms\":%.3f,\"peak_rss_kib\":%ld}}\n}\n",
-		c->controllers, c->devices, c->links, c->links_failed, c->mod_ok, c->mod_failed,
-		c->mod_none, c->errors, c->abandoned, c->stopped, exit_status(c), ms_since(e->t0, e->t1),
-		peak_rss_kib());
-	if (f != stdout) {
-		if (fclose(f) != 0) {
-			r = -errno;
-			log_error("cannot write %s: %m", path);
-		}
-	} else {
-		fflush(f);
-	}
-	return r;
+	qsort(v, m->n_nodes, sizeof(*v), manifest_node_cmp);
+	m->fastboot = e->fastboot;
+	m->dry_run = ap_cfg.dry_run;
+	m->modules_dir = e->modules_on ? ap_modules_dir(e->mods) : NULL;
+	m->dev_dir = ap_cfg.dev_dir;
+	m->chaos = getenv("ASYNC_CHAOS");
+	m->nodes = v;
+	m->links = links;
+	m->n_links = nl;
+	m->t0 = e->t0;
+	m->t1 = e->t1;
+	ap_manifest_count(m, &m->counts);
+	*ret_nodes = v;
+	*ret_links = links;
+	return 0;
 }
 
 int ap_engine_finish(struct ap_engine *e)
 {
-	struct ap_node **v;
-	struct counts c;
+	_cleanup_free_ struct ap_manifest_node *nodes = NULL;
+	_cleanup_free_ const struct ap_link_event **links = NULL;
+	struct ap_manifest m;
+	struct ap_counts c;
 	unsigned int running;
-	size_t nv;
 	int r, status;
 
 	if (!e)
@@ -1956,21 +1464,14 @@ int ap_engine_finish(struct ap_engine *e)
 	progress_clear(e);
 	e->progress = false;
 
-	pthread_mutex_lock(&e->lock);
-	nv = e->n_nodes;
-	v = malloc((nv ? nv : 1) * sizeof(*v));
-	if (v)
-		memcpy(v, e->nodes, nv * sizeof(*v));
-	pthread_mutex_unlock(&e->lock);
-	if (!v)
+	if (engine_snapshot(e, &m, &nodes, &links) < 0)
 		return AP_EXIT_SYSTEM;
-	qsort(v, nv, sizeof(*v), node_cookie_cmp);
-	count(e, v, nv, &c);
 	if (e->stopping)
-		c.stop_signal = stop_signal();
-	status = exit_status(&c);
+		m.counts.stop_signal = stop_signal();
+	c = m.counts;
+	status = ap_counts_exit_status(&c);
 
-	if (ap_cfg.json_file && write_json(e, v, nv, &c, ap_cfg.json_file) < 0)
+	if (ap_cfg.json_file && ap_manifest_write(&m, ap_cfg.json_file) < 0)
 		status = status ?: AP_EXIT_DEGRADED;
 	if (ap_cfg.trace_file) {
 		r = ap_trace_write_chrome(ap_cfg.trace_file);
@@ -1993,9 +1494,8 @@ int ap_engine_finish(struct ap_engine *e)
 	log_notice("%u controllers, %u devices, %u links, %u modules loaded, %u failed, "
 		   "%u without a module, %.0f ms (%s)%s", c.controllers, c.devices, c.links,
 		   c.mod_ok, c.mod_failed, c.mod_none,
-		   ms_since(e->t0, e->t1), e->fastboot ? "fastboot" : "sequential",
+		   ap_ms_between(e->t0, e->t1), e->fastboot ? "fastboot" : "sequential",
 		   status == AP_EXIT_DEGRADED ? ", degraded" : "");
-	free(v);
 	return status;
 }
 

@@ -18,6 +18,17 @@
  * Everything here reads sysfs through libudev, except the binary VPD pages
  * (libudev's sysattr reader is for text) and path_id's host rebasing, which
  * lists the hostN entries of one directory exactly as udev does.
+ *
+ * A disk's identity is computed once and cached by device number, syspath
+ * and diskseq (ap_identity_get()), so its partitions reuse it; strings are
+ * cleaned with udev-string.c, as the helpers clean them.
+ *
+ * Why one file of about 1300 lines: ata_id, scsi_id, usb_id and path_id
+ * share the sysfs readers, the SG_IO plumbing and the cleanup helpers
+ * below, and ap_identity_for_disk() decides between them per disk; the
+ * byte-level parsers (ATA words, VPD pages) are exported and tested on
+ * their own (tests/naming, tests/fuzz).  path_id is the natural next file
+ * to split off once those helpers have a home of their own.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
@@ -28,6 +39,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -40,7 +52,8 @@
 #include <libudev.h>
 
 #include "asyncprobe.h"
-#include "names.h"
+#include "identity.h"
+#include "udev-string.h"
 
 static void closep(int *fd)
 {
@@ -525,16 +538,6 @@ static const char *attrs_lookup(struct udev_device *dev, const char *attr)
 	return NULL;
 }
 
-static bool streq_ptr(const char *a, const char *b)
-{
-	return a && b && strcmp(a, b) == 0;
-}
-
-static bool has_prefix(const char *s, const char *p)
-{
-	return strncmp(s, p, strlen(p)) == 0;
-}
-
 /* ----------------------------------------------------------- path_id */
 
 struct pathbuf {
@@ -575,7 +578,7 @@ static struct udev_device *skip_subsystem(struct udev_device *dev, const char *s
 	struct udev_device *last = dev;
 
 	for (struct udev_device *d = dev; d; d = udev_device_get_parent(d)) {
-		if (!streq_ptr(udev_device_get_subsystem(d), subsys))
+		if (!ap_streq_ptr(udev_device_get_subsystem(d), subsys))
 			break;
 		last = d;
 	}
@@ -654,7 +657,7 @@ static struct udev_device *handle_scsi_default(struct udev_device *parent, struc
 			continue;
 		if (de->d_type != DT_DIR && de->d_type != DT_LNK)
 			continue;
-		if (!has_prefix(de->d_name, "host"))
+		if (!ap_startswith(de->d_name, "host"))
 			continue;
 		i = strtoul(de->d_name + 4, &rest, 10);
 		if (rest[0] != '\0' || rest == de->d_name + 4)
@@ -676,7 +679,7 @@ static struct udev_device *handle_scsi(struct udev_device *parent, struct pathbu
 	const char *name, *id;
 	char buf[64];
 
-	if (!streq_ptr(udev_device_get_devtype(parent), "scsi_device"))
+	if (!ap_streq_ptr(udev_device_get_devtype(parent), "scsi_device"))
 		return parent;
 	id = attr_nonempty(parent, "ieee1394_id", buf, sizeof(buf));
 	if (id) {
@@ -725,7 +728,7 @@ static struct udev_device *nvme_real_parent(struct udev_device *dev, struct udev
 	char ctrl[64];
 	size_t n;
 
-	if (!has_prefix(sysname, "nvme"))
+	if (!ap_startswith(sysname, "nvme"))
 		return NULL;
 	n = 4 + strspn(sysname + 4, "0123456789");
 	if (n >= sizeof(ctrl))
@@ -736,7 +739,7 @@ static struct udev_device *nvme_real_parent(struct udev_device *dev, struct udev
 	if (!*ret_ref)
 		return NULL;
 	devpath = udev_device_get_devpath(*ret_ref);
-	if (!devpath || has_prefix(devpath, "/devices/virtual/"))
+	if (!devpath || ap_startswith(devpath, "/devices/virtual/"))
 		return NULL;
 	return *ret_ref;
 }
@@ -1120,7 +1123,7 @@ int ap_identity_for_disk(struct udev_device *disk, struct ap_identity *id)
 
 	memset(id, 0, sizeof(*id));
 
-	if (has_prefix(sysname, "nvme")) {
+	if (ap_startswith(sysname, "nvme")) {
 		if ((r = dup_clean_attr(attr_nonempty(disk, "wwid", buf, sizeof(buf)) ?
 					udev_device_get_sysattr_value(disk, "wwid") : NULL,
 					&id->nvme_wwid)) < 0 ||
@@ -1128,26 +1131,26 @@ int ap_identity_for_disk(struct udev_device *disk, struct ap_identity *id)
 		    (r = dup_clean_attr(attrs_lookup(disk, "model"), &id->nvme_model)) < 0 ||
 		    (r = dup_clean_attr(attrs_lookup(disk, "nsid"), &id->nvme_nsid)) < 0)
 			goto fail;
-	} else if (has_prefix(sysname, "vd")) {
+	} else if (ap_startswith(sysname, "vd")) {
 		if ((r = dup_clean_attr(attrs_lookup(disk, "serial"), &id->virtio_serial)) < 0)
 			goto fail;
-	} else if (has_prefix(sysname, "sd") || has_prefix(sysname, "sr")) {
+	} else if (ap_startswith(sysname, "sd") || ap_startswith(sysname, "sr")) {
 		struct udev_device *scsidev = udev_device_get_parent_with_subsystem_devtype(disk, "scsi", "scsi_device");
 		bool usb = udev_device_get_parent_with_subsystem_devtype(disk, "usb", "usb_interface") != NULL;
 		const char *vendor = scsidev ? attr_nonempty(scsidev, "vendor", buf, sizeof(buf)) : NULL;
 
 		bool atapi = false;
 
-		if (scsidev && has_prefix(sysname, "sr")) {
+		if (scsidev && ap_startswith(sysname, "sr")) {
 			const char *type = udev_device_get_sysattr_value(scsidev, "type");
 			const char *level = udev_device_get_sysattr_value(scsidev, "scsi_level");
 
 			/* ATTRS{type}=="5", ATTRS{scsi_level}=="[6-9]*": ata_id with IDENTIFY PACKET */
 			atapi = type && strtoul(type, NULL, 10) == 5 && level && level[0] >= '6' && level[0] <= '9';
 		}
-		if (streq_ptr(vendor, "ATA") || atapi) {
+		if (ap_streq_ptr(vendor, "ATA") || atapi) {
 			/* ata_id sees peripheral type 5 on an sr: IDENTIFY PACKET DEVICE */
-			r = ata_identity(disk, scsidev, false, has_prefix(sysname, "sr"), id);
+			r = ata_identity(disk, scsidev, false, ap_startswith(sysname, "sr"), id);
 			if (r == -ENOMEM)
 				goto fail;
 			if (r == 0 && !(id->bus = strdup("ata"))) {
@@ -1156,8 +1159,8 @@ int ap_identity_for_disk(struct udev_device *disk, struct ap_identity *id)
 			}
 		}
 		/* a SATA disk in a fixed USB enclosure: ata_id through the bridge */
-		if (!id->serial && usb && has_prefix(sysname, "sd") &&
-		    streq_ptr(attr_nonempty(disk, "removable", buf, sizeof(buf)), "0")) {
+		if (!id->serial && usb && ap_startswith(sysname, "sd") &&
+		    ap_streq_ptr(attr_nonempty(disk, "removable", buf, sizeof(buf)), "0")) {
 			r = ata_identity(disk, scsidev, true, false, id);
 			if (r == -ENOMEM)
 				goto fail;
@@ -1180,7 +1183,7 @@ int ap_identity_for_disk(struct udev_device *disk, struct ap_identity *id)
 				goto fail;
 			}
 		}
-	} else if (has_prefix(sysname, "mmcblk")) {
+	} else if (ap_startswith(sysname, "mmcblk")) {
 		struct udev_device *card = udev_device_get_parent_with_subsystem_devtype(disk, "mmc", NULL);
 
 		if (card) {
@@ -1210,4 +1213,116 @@ int ap_identity_for_disk(struct udev_device *disk, struct ap_identity *id)
 fail:
 	ap_identity_clear(id);
 	return r;
+}
+
+/* ------------------------------------------------------------ cache */
+
+struct ident_entry {
+	dev_t devnum;
+	char *syspath;
+	char *diskseq;          /* a new medium at the same devnum has a new diskseq */
+	struct ap_identity id;
+	struct ident_entry *next;
+};
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ident_entry *cache_head; /* cache_lock */
+
+void ap_identity_cache_flush(void)
+{
+	pthread_mutex_lock(&cache_lock);
+	while (cache_head) {
+		struct ident_entry *e = cache_head;
+
+		cache_head = e->next;
+		ap_identity_clear(&e->id);
+		free(e->syspath);
+		free(e->diskseq);
+		free(e);
+	}
+	pthread_mutex_unlock(&cache_lock);
+}
+
+static char *dupn(const char *s, int *err)
+{
+	char *d;
+
+	if (!s)
+		return NULL;
+	d = strdup(s);
+	if (!d)
+		*err = -ENOMEM;
+	return d;
+}
+
+static int identity_copy(const struct ap_identity *a, struct ap_identity *b)
+{
+	int err = 0;
+
+	memset(b, 0, sizeof(*b));
+	b->bus = dupn(a->bus, &err);
+	b->serial = dupn(a->serial, &err);
+	b->wwn = dupn(a->wwn, &err);
+	b->usb_serial = dupn(a->usb_serial, &err);
+	b->nvme_wwid = dupn(a->nvme_wwid, &err);
+	b->nvme_model = dupn(a->nvme_model, &err);
+	b->nvme_serial = dupn(a->nvme_serial, &err);
+	b->nvme_nsid = dupn(a->nvme_nsid, &err);
+	b->virtio_serial = dupn(a->virtio_serial, &err);
+	b->mmc_name = dupn(a->mmc_name, &err);
+	b->mmc_serial = dupn(a->mmc_serial, &err);
+	b->path = dupn(a->path, &err);
+	b->path_ata_compat = dupn(a->path_ata_compat, &err);
+	b->diskseq = dupn(a->diskseq, &err);
+	b->source = a->source;
+	if (err)
+		ap_identity_clear(b);
+	return err;
+}
+
+int ap_identity_get(struct udev_device *disk, struct ap_identity *ret)
+{
+	dev_t devnum = udev_device_get_devnum(disk);
+	const char *syspath = udev_device_get_syspath(disk);
+	const char *seq = udev_device_get_sysattr_value(disk, "diskseq");
+	struct ident_entry *e;
+	struct ap_identity id;
+	int r;
+
+	if (!seq)
+		seq = "";
+	pthread_mutex_lock(&cache_lock);
+	for (e = cache_head; e; e = e->next)
+		if (e->devnum == devnum && strcmp(e->syspath, syspath) == 0 &&
+		    strcmp(e->diskseq, seq) == 0) {
+			r = identity_copy(&e->id, ret);
+			pthread_mutex_unlock(&cache_lock);
+			return r;
+		}
+	pthread_mutex_unlock(&cache_lock);
+
+	r = ap_identity_for_disk(disk, &id);
+	if (r < 0)
+		return r;
+	r = identity_copy(&id, ret);
+	if (r < 0) {
+		ap_identity_clear(&id);
+		return r;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e || !(e->syspath = strdup(syspath)) || !(e->diskseq = strdup(seq))) {
+		/* no cache entry: fine, only slower */
+		if (e)
+			free(e->syspath);
+		free(e);
+		ap_identity_clear(&id);
+		return 0;
+	}
+	e->devnum = devnum;
+	e->id = id;
+	pthread_mutex_lock(&cache_lock);
+	e->next = cache_head;
+	cache_head = e;
+	pthread_mutex_unlock(&cache_lock);
+	return 0;
 }

@@ -82,11 +82,6 @@ static const char *run_dir(void)
 	return d && *d ? d : "/run/asyncprobe";
 }
 
-static unsigned int ms_since(uint64_t t0)
-{
-	return (unsigned int)((ap_now_ns() - t0) / 1000000ULL);
-}
-
 static void sleep_ms(unsigned int ms)
 {
 	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
@@ -1132,7 +1127,7 @@ static int wait_root(struct ap_engine **e, const struct ap_bootparams *bp, const
 	bool done = false;
 
 	for (;;) {
-		unsigned int slice = 250, waited = ms_since(t0);
+		unsigned int slice = 250, waited = ap_ms_since(t0);
 		int r;
 
 		if (caught_signal())
@@ -1160,7 +1155,7 @@ static int wait_root(struct ap_engine **e, const struct ap_bootparams *bp, const
 				return -ENOENT;
 			if (r < 0) {
 				sleep_ms(slice);
-				if (rescan && ms_since(last_run) >= RESCAN_INTERVAL_MS) {
+				if (rescan && ap_ms_since(last_run) >= RESCAN_INTERVAL_MS) {
 					struct ap_engine *n = NULL;
 
 					log_notice("root device %s not there yet; probing again", relpath);
@@ -1308,7 +1303,7 @@ static void boot_attempt(struct ap_bootparams *bp, int argc, char **argv, char *
 		sleep_ms(bp->rootdelay_s * 1000U);
 	}
 	r = wait_root(&e, bp, relpath, root_timeout(bp), bp->rootwait, &node);
-	root_ms = ms_since(t0);
+	root_ms = ap_ms_since(t0);
 	if (r < 0) {
 		*why = wait_failure(r, bp, relpath, root_ms);
 		if (e)
@@ -1471,10 +1466,10 @@ static int init_unit(void)
 		ap_notifyf("STATUS=Waiting for the root device %s/%s", ap_cfg.dev_dir, relpath);
 		r = wait_root(&e, &bp, relpath, root_timeout(&bp), false, &node);
 		if (r == 0) {
-			log_notice("root device %s appeared after %u ms", node, ms_since(t0));
+			log_notice("root device %s appeared after %u ms", node, ap_ms_since(t0));
 			ap_notifyf("READY=1\nSTATUS=Root device %s found; probing the other disks", node);
 		} else if (r != -EINTR) {
-			_cleanup_free_ char *why = wait_failure(r, &bp, relpath, ms_since(t0));
+			_cleanup_free_ char *why = wait_failure(r, &bp, relpath, ap_ms_since(t0));
 
 			log_error("%s", why ? why : "root device not found");
 			ap_notifyf("READY=1\nSTATUS=Root device %s/%s not found", ap_cfg.dev_dir, relpath);

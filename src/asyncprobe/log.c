@@ -34,14 +34,19 @@ static void log_libasync(int priority, const char *msg, void *userdata)
 	ap_log(priority, "libasync: %s", msg);
 }
 
+int ap_log_resolve_target(int target)
+{
+	if (target == AP_LOG_AUTO)
+		return in_initramfs() ? AP_LOG_KMSG : AP_LOG_STDERR;
+	return target;
+}
+
 void ap_log_open(int target, int verbose)
 {
 	async_set_log(log_libasync, NULL);
 	log_max = verbose >= 2 ? AP_LOG_DEBUG : verbose == 1 ? AP_LOG_INFO :
 		  verbose < 0 ? AP_LOG_WARNING : AP_LOG_NOTICE;
-	if (target == AP_LOG_AUTO)
-		target = in_initramfs() ? AP_LOG_KMSG : AP_LOG_STDERR;
-	if (target == AP_LOG_KMSG && log_fd < 0) {
+	if (ap_log_resolve_target(target) == AP_LOG_KMSG && log_fd < 0) {
 		log_fd = open("/dev/kmsg", O_WRONLY | O_NOCTTY | O_CLOEXEC);
 		/* no /dev/kmsg yet (devtmpfs not mounted): stderr it is */
 	}
@@ -57,14 +62,6 @@ void ap_log_close(void)
 bool ap_log_enabled(int prio)
 {
 	return prio <= log_max;
-}
-
-uint64_t ap_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /*

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Link names (naming.c, identity.c) and the link registry (links.c).
+ * Link names (naming.c) and the link registry (links.c); identity data is
+ * in identity.h, udev's string cleaning in udev-string.h.
  * Contract between the engine and the naming code; see asyncprobe(8),
  * NAMING, and shared/docs/udev-naming.md.
  */
@@ -64,9 +65,6 @@ void ap_namelist_free(struct ap_namelist *l);
 int ap_names_for_device(struct udev_device *dev, const struct ap_fsinfo *fs,
 			struct ap_namelist *ret);
 
-/* Forget cached disk identities (tests; a disk that was replaced). */
-void ap_names_cache_flush(void);
-
 /*
  * True if @name (relative to the dev dir) is a link asyncprobe may create:
  * "disk/by-<id|path|uuid|label|partuuid|partlabel|diskseq>/" followed by
@@ -75,88 +73,6 @@ void ap_names_cache_flush(void);
  * (a virtio serial "a/b") makes a subdirectory, as udev does.
  */
 bool ap_link_name_valid(const char *name);
-
-/* ------------------------------------------------ udev string cleaning */
-
-/*
- * udev's whitespace step (udev_replace_whitespace): copy at most @len
- * bytes of @str (stopping at NUL) to @to, dropping leading " \t\n\r" and
- * trailing whitespace and turning each inner run of isspace() bytes into
- * one '_'.  @to needs @len + 1 bytes; may equal @str.  Returns the length.
- */
-size_t ap_udev_replace_whitespace(const char *str, char *to, size_t len);
-
-/*
- * udev's replace step (udev_replace_chars): in place, every byte outside
- * [0-9A-Za-z#+-.:=@_], @allow, a "\x" pair or a valid multi-byte UTF-8
- * sequence becomes '_' (whitespace becomes ' ' if @allow has a space).
- * Returns the number of bytes replaced.
- */
-size_t ap_udev_replace_chars(char *str, const char *allow);
-
-/* Length (1-6) of the valid UTF-8 sequence at @s by udev's rules, or -EINVAL. */
-int ap_utf8_encoded_valid_unichar(const char *s);
-
-/*
- * A $attr{} value as udev substitutes it: trailing whitespace removed, then
- * the replace step with " /$%?," also allowed.  Returns a new string or NULL.
- */
-char *ap_udev_attr_clean(const char *value);
-
-/*
- * blkid_encode_string() into a 256-byte buffer as udev's blkid builtin
- * does (ID_FS_UUID_ENC, ID_FS_LABEL_ENC, ID_PART_ENTRY_NAME).  On overflow
- * libblkid stops early; like udev, whatever the buffer then holds is used:
- * for labels and UUIDs that is the blkid_safe_string() text udev wrote
- * there first (@after_safe = true), otherwise the zeroed remainder.
- * Returns a new string or NULL.
- */
-char *ap_blkid_encode(const char *raw, bool after_safe);
-
-/* ---------------------------------------------- identity (identity.c) */
-
-/* What ata_id, scsi_id, usb_id, path_id and the nvme/virtio rules give a disk. */
-struct ap_identity {
-	char *bus;          /* ID_BUS: "ata", "scsi", "usb", "cciss" */
-	char *serial;       /* ID_SERIAL, cleaned (by-id/<bus>-<serial>) */
-	char *wwn;          /* ID_WWN_WITH_EXTENSION ("0x..."), or NULL */
-	char *usb_serial;   /* ID_USB_SERIAL (by-id/usb-...) */
-	char *nvme_wwid;    /* $attr{wwid}, cleaned */
-	char *nvme_model;   /* $attr{model}, cleaned */
-	char *nvme_serial;  /* $attr{serial}, cleaned (ID_SERIAL_SHORT) */
-	char *nvme_nsid;    /* $attr{nsid}, cleaned */
-	char *virtio_serial;/* $attr{serial} of a vd* disk, cleaned */
-	char *mmc_name;     /* mmcblk: ID_NAME */
-	char *mmc_serial;   /* mmcblk: ID_SERIAL */
-	char *path;         /* ID_PATH */
-	char *path_ata_compat; /* ID_PATH_ATA_COMPAT */
-	char *diskseq;      /* diskseq attribute */
-	const char *source; /* where the ATA identity came from (debug) */
-};
-void ap_identity_clear(struct ap_identity *id);
-
-/* Fill @id for the whole disk @disk.  Returns 0 or -errno (-ENOMEM only). */
-int ap_identity_for_disk(struct udev_device *disk, struct ap_identity *id);
-
-/* ATA IDENTIFY data -> ata_id's ID_SERIAL and ID_WWN_WITH_EXTENSION. */
-int ap_ata_identity_from_words(const uint16_t words[256], char **ret_serial, char **ret_wwn);
-/* The "id" attribute of /sys/class/ata_device/devX.Y (hex words). */
-int ap_ata_parse_sysfs_id(const char *text, uint16_t words[256]);
-/* HDIO_GET_IDENTITY-style strings (already in character order). */
-int ap_ata_identity_from_strings(const char *model40, const char *serial20, char **ret_serial);
-
-/*
- * scsi_id's answer from raw VPD pages (header included, as sysfs
- * vpd_pg83/vpd_pg80 hold them); @vendor/@model are the INQUIRY strings.
- * ret_serial is ID_SERIAL (cleaned), ret_wwn ID_WWN_WITH_EXTENSION or
- * NULL.  Returns 0, -ENODATA when the page gives no identifier, -ENOMEM.
- */
-int ap_scsi_id_from_pg83(const uint8_t *pg, size_t len, const char *vendor, const char *model,
-			 char **ret_serial, char **ret_wwn);
-int ap_scsi_id_from_pg80(const uint8_t *pg, size_t len, const char *vendor, const char *model,
-			 char **ret_serial);
-/* The T10 designator of an ATA disk behind libata's SAT (ATA + model + serial). */
-int ap_ata_identity_from_pg83(const uint8_t *pg, size_t len, char **ret_serial, char **ret_wwn);
 
 /* The link registry: one per dev dir. Thread-safe. */
 struct ap_links;

@@ -14,9 +14,11 @@
  *   3. the result is split on spaces.
  *
  * Values themselves arrive cleaned the way their source cleans them:
- * ata_id/scsi_id/usb_id strings (identity.c), $attr{} values
- * (ap_udev_attr_clean), and blkid values through blkid_encode_string(),
- * the very libblkid function udev's blkid builtin calls.
+ * ata_id/scsi_id/usb_id strings (identity.c, from its cache), $attr{}
+ * values (ap_udev_attr_clean), and blkid values through
+ * blkid_encode_string(), the very libblkid function udev's blkid builtin
+ * calls; the steps and the cleaning live in udev-string.c.  This file
+ * also has the name lists, ap_fsinfo_clear() and ap_link_name_valid().
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
@@ -32,7 +34,9 @@
 #include <libudev.h>
 
 #include "asyncprobe.h"
+#include "identity.h"
 #include "names.h"
+#include "udev-string.h"
 
 #define UDEV_PATH_SIZE 1024
 
@@ -89,140 +93,6 @@ void ap_namelist_free(struct ap_namelist *l)
 		free(l->names[i]);
 	free(l->names);
 	memset(l, 0, sizeof(*l));
-}
-
-/* --------------------------------------------------- string cleaning */
-
-int ap_utf8_encoded_valid_unichar(const char *str)
-{
-	const unsigned char *s = (const unsigned char *)str;
-	unsigned len, i;
-	uint32_t c;
-
-	if (s[0] < 0x80)
-		return 1;
-	else if ((s[0] & 0xe0) == 0xc0)
-		len = 2, c = s[0] & 0x1f;
-	else if ((s[0] & 0xf0) == 0xe0)
-		len = 3, c = s[0] & 0x0f;
-	else if ((s[0] & 0xf8) == 0xf0)
-		len = 4, c = s[0] & 0x07;
-	else if ((s[0] & 0xfc) == 0xf8)
-		len = 5, c = s[0] & 0x03;
-	else if ((s[0] & 0xfe) == 0xfc)
-		len = 6, c = s[0] & 0x01;
-	else
-		return -EINVAL;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return -EINVAL; /* also stops at the NUL */
-		c = (c << 6) | (s[i] & 0x3f);
-	}
-	/* no overlong forms */
-	if ((c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : c < 0x200000 ? 4 :
-	     c < 0x4000000 ? 5 : 6) != len)
-		return -EINVAL;
-	/* Unicode range, no UTF-16 surrogates, no non-characters */
-	if (c >= 0x110000 || (c & 0xfffff800) == 0xd800 || (c >= 0xfdd0 && c <= 0xfdef) ||
-	    (c & 0xfffe) == 0xfffe)
-		return -EINVAL;
-	return (int)len;
-}
-
-size_t ap_udev_replace_whitespace(const char *str, char *to, size_t len)
-{
-	bool is_space = false;
-	size_t i, j;
-
-	/* udev skips only these four as leading whitespace */
-	i = strspn(str, " \t\n\r");
-	for (j = 0; j < len && i < len && str[i] != '\0'; i++) {
-		if (isspace((unsigned char)str[i])) {
-			is_space = true;
-			continue;
-		}
-		if (is_space) {
-			if (j + 1 >= len)
-				break;
-			to[j++] = '_';
-			is_space = false;
-		}
-		to[j++] = str[i];
-	}
-	to[j] = '\0';
-	return j;
-}
-
-static bool allowed_char(char c, const char *allow)
-{
-	if ((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'))
-		return true;
-	if (c != '\0' && strchr("#+-.:=@_", c))
-		return true;
-	return allow && c != '\0' && strchr(allow, c);
-}
-
-size_t ap_udev_replace_chars(char *str, const char *allow)
-{
-	size_t i = 0, replaced = 0;
-
-	while (str[i] != '\0') {
-		int len;
-
-		if (allowed_char(str[i], allow)) {
-			i++;
-			continue;
-		}
-		/* "\x" is kept: it is how encoded values spell a byte */
-		if (str[i] == '\\' && str[i + 1] == 'x') {
-			i += 2;
-			continue;
-		}
-		len = ap_utf8_encoded_valid_unichar(str + i);
-		if (len > 1) {
-			i += (size_t)len;
-			continue;
-		}
-		if (isspace((unsigned char)str[i]) && allow && strchr(allow, ' ')) {
-			str[i] = ' ';
-			i++;
-			replaced++;
-			continue;
-		}
-		str[i] = '_';
-		i++;
-		replaced++;
-	}
-	return replaced;
-}
-
-char *ap_udev_attr_clean(const char *value)
-{
-	char *s;
-	size_t n;
-
-	/* udev copies into a UDEV_NAME_SIZE (512) buffer first */
-	n = strnlen(value, 511);
-	s = strndup(value, n);
-	if (!s)
-		return NULL;
-	while (n > 0 && isspace((unsigned char)s[n - 1]))
-		s[--n] = '\0';
-	ap_udev_replace_chars(s, "/ $%?,");
-	return s;
-}
-
-char *ap_blkid_encode(const char *raw, bool after_safe)
-{
-	char s[257];
-
-	memset(s, 0, sizeof(s));
-	if (after_safe)
-		blkid_safe_string(raw, s, 256);
-	/* the return value is ignored by udev as well: see the header */
-	(void)blkid_encode_string(raw, s, 256);
-	s[256] = '\0';
-	return strdup(s);
 }
 
 /* --------------------------------------------------------- validity */
@@ -326,125 +196,7 @@ static void symlink_add(struct rule_ctx *c, const char *prefix, const char *valu
 	}
 }
 
-/* ------------------------------------------------------------ cache */
-
-struct ident_entry {
-	dev_t devnum;
-	char *syspath;
-	char *diskseq;          /* a new medium at the same devnum has a new diskseq */
-	struct ap_identity id;
-	struct ident_entry *next;
-};
-
-static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct ident_entry *cache_head; /* cache_lock */
-
-void ap_names_cache_flush(void)
-{
-	pthread_mutex_lock(&cache_lock);
-	while (cache_head) {
-		struct ident_entry *e = cache_head;
-
-		cache_head = e->next;
-		ap_identity_clear(&e->id);
-		free(e->syspath);
-		free(e->diskseq);
-		free(e);
-	}
-	pthread_mutex_unlock(&cache_lock);
-}
-
-static char *dupn(const char *s, int *err)
-{
-	char *d;
-
-	if (!s)
-		return NULL;
-	d = strdup(s);
-	if (!d)
-		*err = -ENOMEM;
-	return d;
-}
-
-static int identity_copy(const struct ap_identity *a, struct ap_identity *b)
-{
-	int err = 0;
-
-	memset(b, 0, sizeof(*b));
-	b->bus = dupn(a->bus, &err);
-	b->serial = dupn(a->serial, &err);
-	b->wwn = dupn(a->wwn, &err);
-	b->usb_serial = dupn(a->usb_serial, &err);
-	b->nvme_wwid = dupn(a->nvme_wwid, &err);
-	b->nvme_model = dupn(a->nvme_model, &err);
-	b->nvme_serial = dupn(a->nvme_serial, &err);
-	b->nvme_nsid = dupn(a->nvme_nsid, &err);
-	b->virtio_serial = dupn(a->virtio_serial, &err);
-	b->mmc_name = dupn(a->mmc_name, &err);
-	b->mmc_serial = dupn(a->mmc_serial, &err);
-	b->path = dupn(a->path, &err);
-	b->path_ata_compat = dupn(a->path_ata_compat, &err);
-	b->diskseq = dupn(a->diskseq, &err);
-	b->source = a->source;
-	if (err)
-		ap_identity_clear(b);
-	return err;
-}
-
-/* The identity of @disk, from the cache or computed (outside the lock). */
-static int identity_get(struct udev_device *disk, struct ap_identity *ret)
-{
-	dev_t devnum = udev_device_get_devnum(disk);
-	const char *syspath = udev_device_get_syspath(disk);
-	const char *seq = udev_device_get_sysattr_value(disk, "diskseq");
-	struct ident_entry *e;
-	struct ap_identity id;
-	int r;
-
-	if (!seq)
-		seq = "";
-	pthread_mutex_lock(&cache_lock);
-	for (e = cache_head; e; e = e->next)
-		if (e->devnum == devnum && strcmp(e->syspath, syspath) == 0 &&
-		    strcmp(e->diskseq, seq) == 0) {
-			r = identity_copy(&e->id, ret);
-			pthread_mutex_unlock(&cache_lock);
-			return r;
-		}
-	pthread_mutex_unlock(&cache_lock);
-
-	r = ap_identity_for_disk(disk, &id);
-	if (r < 0)
-		return r;
-	r = identity_copy(&id, ret);
-	if (r < 0) {
-		ap_identity_clear(&id);
-		return r;
-	}
-	e = calloc(1, sizeof(*e));
-	if (!e || !(e->syspath = strdup(syspath)) || !(e->diskseq = strdup(seq))) {
-		/* no cache entry: fine, only slower */
-		if (e)
-			free(e->syspath);
-		free(e);
-		ap_identity_clear(&id);
-		return 0;
-	}
-	e->devnum = devnum;
-	e->id = id;
-	pthread_mutex_lock(&cache_lock);
-	e->next = cache_head;
-	cache_head = e;
-	pthread_mutex_unlock(&cache_lock);
-	return 0;
-}
-
 /* ------------------------------------------------------------ names */
-
-static bool has_prefix(const char *s, const char *p)
-{
-	return strncmp(s, p, strlen(p)) == 0;
-}
 
 /* KERNEL=="loop*|mmcblk*[0-9]|...": the devices the rules file handles */
 static bool handled_kernel_name(const char *n)
@@ -457,10 +209,10 @@ static bool handled_kernel_name(const char *n)
 	size_t len = strlen(n);
 
 	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
-		if (has_prefix(n, plain[i]))
+		if (ap_startswith(n, plain[i]))
 			return true;
 	for (size_t i = 0; i < sizeof(digit_end) / sizeof(digit_end[0]); i++)
-		if (has_prefix(n, digit_end[i]) && len > 0 && isdigit((unsigned char)n[len - 1]))
+		if (ap_startswith(n, digit_end[i]) && len > 0 && isdigit((unsigned char)n[len - 1]))
 			return true;
 	return false;
 }
@@ -478,7 +230,7 @@ static const char *sysnum(const char *sysname)
 /* KERNEL=="mmcblk[0-9]" / "mmcblk[0-9]p[0-9]*" */
 static bool mmc_name_ok(const char *n, bool partition)
 {
-	if (!has_prefix(n, "mmcblk") || !isdigit((unsigned char)n[6]))
+	if (!ap_startswith(n, "mmcblk") || !isdigit((unsigned char)n[6]))
 		return false;
 	if (!partition)
 		return n[7] == '\0';
@@ -488,7 +240,7 @@ static bool mmc_name_ok(const char *n, bool partition)
 /* KERNEL=="mmcblk[0-9]boot[0-9]" */
 static bool mmc_boot_name(const char *n)
 {
-	return has_prefix(n, "mmcblk") && isdigit((unsigned char)n[6]) && has_prefix(n + 7, "boot") &&
+	return ap_startswith(n, "mmcblk") && isdigit((unsigned char)n[6]) && ap_startswith(n + 7, "boot") &&
 	       isdigit((unsigned char)n[11]) && n[12] == '\0';
 }
 
@@ -498,7 +250,7 @@ static bool nvme_ns_name(const char *n)
 	const char *p;
 	size_t len = strlen(n);
 
-	if (!has_prefix(n, "nvme") || len < 7 || !isdigit((unsigned char)n[len - 1]))
+	if (!ap_startswith(n, "nvme") || len < 7 || !isdigit((unsigned char)n[len - 1]))
 		return false;
 	for (p = n + 5; *p; p++)
 		if (*p == 'n' && isdigit((unsigned char)p[-1]) && p[1])
@@ -510,6 +262,126 @@ static bool usage_links(const char *usage)
 {
 	return usage && (strcmp(usage, "filesystem") == 0 || strcmp(usage, "other") == 0 ||
 			 strcmp(usage, "crypto") == 0);
+}
+
+/* SYMLINK+= of a value that needs "%s_%s[_%s]" first; out of memory sets c->error. */
+static char *join_or_fail(struct rule_ctx *c, const char *a, const char *b, const char *d)
+{
+	char *s = NULL;
+
+	if ((d ? asprintf(&s, "%s_%s_%s", a, b, d) : asprintf(&s, "%s_%s", a, b)) < 0) {
+		c->error = -ENOMEM;
+		return NULL;
+	}
+	return s;
+}
+
+/* The NVMe lines: by-id/nvme-<wwid>, nvme-<model>_<serial>[_<nsid>]. */
+static void names_nvme(struct rule_ctx *c, const struct ap_identity *id, const char *suffix)
+{
+	_cleanup_free_ char *s = NULL, *ns = NULL;
+
+	symlink_add(c, "disk/by-id/nvme-", id->nvme_wwid, suffix);
+	if (!id->nvme_model || !id->nvme_serial)
+		return;
+	/* string_escape=replace: ENV{ID_SERIAL} gets the replace step */
+	c->esc = ESC_REPLACE;
+	s = join_or_fail(c, id->nvme_model, id->nvme_serial, NULL);
+	if (!s)
+		return;
+	ap_udev_replace_chars(s, NULL);
+	symlink_add(c, "disk/by-id/nvme-", s, suffix);
+	if (!id->nvme_nsid)
+		return;
+	ns = join_or_fail(c, id->nvme_model, id->nvme_serial, id->nvme_nsid);
+	if (!ns)
+		return;
+	ap_udev_replace_chars(ns, NULL);
+	symlink_add(c, "disk/by-id/nvme-", ns, suffix);
+}
+
+/* by-id: NVMe, virtio-blk, ATA/SCSI/USB, MMC, in the rules file's order. */
+static void names_by_id(struct rule_ctx *c, const struct ap_identity *id, const char *sysname,
+			const char *disk_sysname, bool part, const char *suffix)
+{
+	bool scsi_like = ap_startswith(sysname, "sd") || ap_startswith(sysname, "cciss") ||
+			 (!part && ap_startswith(sysname, "sr"));
+
+	if (ap_startswith(sysname, "nvme") && nvme_ns_name(part ? disk_sysname : sysname))
+		names_nvme(c, id, suffix);
+	if (ap_startswith(sysname, "vd"))
+		symlink_add(c, "disk/by-id/virtio-", id->virtio_serial, suffix);
+	if (scsi_like && id->bus && id->serial) {
+		_cleanup_free_ char *prefix = NULL;
+
+		if (asprintf(&prefix, "disk/by-id/%s-", id->bus) < 0) {
+			c->error = -ENOMEM;
+			return;
+		}
+		symlink_add(c, prefix, id->serial, suffix);
+	}
+	if (scsi_like)
+		symlink_add(c, "disk/by-id/usb-", id->usb_serial, suffix);
+	if (mmc_name_ok(sysname, part) && id->mmc_name && id->mmc_serial) {
+		_cleanup_free_ char *s = join_or_fail(c, id->mmc_name, id->mmc_serial, NULL);
+
+		symlink_add(c, "disk/by-id/mmc-", s, suffix);
+	}
+}
+
+/* by-path; mmcblkXbootY: <ID_PATH>-bootY */
+static void names_by_path(struct rule_ctx *c, const struct ap_identity *id, const char *sysname,
+			  const char *suffix)
+{
+	if (id->path && mmc_boot_name(sysname)) {
+		char boot[32];
+
+		snprintf(boot, sizeof(boot), "-boot%s", sysnum(sysname));
+		symlink_add(c, "disk/by-path/", id->path, boot);
+	} else if (id->path) {
+		symlink_add(c, "disk/by-path/", id->path, suffix);
+		symlink_add(c, "disk/by-path/", id->path_ata_compat, suffix);
+		if (ap_startswith(sysname, "vd") && ap_startswith(id->path, "pci-"))
+			symlink_add(c, "disk/by-path/virtio-", id->path, suffix);
+	}
+}
+
+/* A blkid value through blkid_encode_string(), then SYMLINK+=. */
+static void symlink_add_encoded(struct rule_ctx *c, const char *prefix, const char *raw,
+				bool after_safe)
+{
+	_cleanup_free_ char *e = NULL;
+
+	if (c->error)
+		return;
+	e = ap_blkid_encode(raw, after_safe);
+	if (!e) {
+		c->error = -ENOMEM;
+		return;
+	}
+	symlink_add(c, prefix, e, NULL);
+}
+
+/* by-uuid, by-label: filesystems only (not RAID or LVM members) */
+static void names_fs(struct rule_ctx *c, const struct ap_fsinfo *fs)
+{
+	if (!fs || fs->ambivalent || !usage_links(fs->usage))
+		return;
+	if (fs->uuid)
+		symlink_add_encoded(c, "disk/by-uuid/", fs->uuid, true);
+	if (fs->label)
+		symlink_add_encoded(c, "disk/by-label/", fs->label, true);
+}
+
+/* by-partuuid, by-partlabel */
+static void names_partition(struct rule_ctx *c, const struct ap_fsinfo *fs)
+{
+	if (!fs)
+		return;
+	if (fs->part_entry_uuid)
+		symlink_add(c, "disk/by-partuuid/", fs->part_entry_uuid, NULL);
+	if (fs->part_entry_name && fs->part_entry_scheme && strcmp(fs->part_entry_scheme, "gpt") == 0)
+		symlink_add_encoded(c, "disk/by-partlabel/", fs->part_entry_name, false);
 }
 
 int ap_names_for_device(struct udev_device *dev, const struct ap_fsinfo *fs,
@@ -549,125 +421,21 @@ int ap_names_for_device(struct udev_device *dev, const struct ap_fsinfo *fs,
 		disk = dev;
 	}
 
-	r = identity_get(disk, &id);
+	r = ap_identity_get(disk, &id);
 	if (r < 0)
 		return r;
 
-	/* NVMe */
-	if (has_prefix(sysname, "nvme") &&
-	    ((!part && nvme_ns_name(sysname)) || (part && nvme_ns_name(udev_device_get_sysname(disk))))) {
-		symlink_add(&c, "disk/by-id/nvme-", id.nvme_wwid, suffix);
-		if (id.nvme_model && id.nvme_serial) {
-			_cleanup_free_ char *s = NULL;
-
-			/* string_escape=replace: ENV{ID_SERIAL} gets the replace step */
-			c.esc = ESC_REPLACE;
-			if (asprintf(&s, "%s_%s", id.nvme_model, id.nvme_serial) < 0) {
-				r = -ENOMEM;
-				goto out;
-			}
-			ap_udev_replace_chars(s, NULL);
-			symlink_add(&c, "disk/by-id/nvme-", s, suffix);
-			if (id.nvme_nsid) {
-				free(s);
-				if (asprintf(&s, "%s_%s_%s", id.nvme_model, id.nvme_serial, id.nvme_nsid) < 0) {
-					r = -ENOMEM;
-					goto out;
-				}
-				ap_udev_replace_chars(s, NULL);
-				symlink_add(&c, "disk/by-id/nvme-", s, suffix);
-			}
-		}
-	}
-
-	/* virtio-blk */
-	if (has_prefix(sysname, "vd"))
-		symlink_add(&c, "disk/by-id/virtio-", id.virtio_serial, suffix);
-
-	/* ATA, SCSI, USB */
-	if ((has_prefix(sysname, "sd") || has_prefix(sysname, "cciss") ||
-	     (!part && has_prefix(sysname, "sr"))) && id.bus && id.serial) {
-		_cleanup_free_ char *prefix = NULL;
-
-		if (asprintf(&prefix, "disk/by-id/%s-", id.bus) < 0) {
-			r = -ENOMEM;
-			goto out;
-		}
-		symlink_add(&c, prefix, id.serial, suffix);
-	}
-	if ((has_prefix(sysname, "sd") || has_prefix(sysname, "cciss") ||
-	     (!part && has_prefix(sysname, "sr"))))
-		symlink_add(&c, "disk/by-id/usb-", id.usb_serial, suffix);
-
-	/* MMC */
-	if (mmc_name_ok(sysname, part) && id.mmc_name && id.mmc_serial) {
-		_cleanup_free_ char *s = NULL;
-
-		if (asprintf(&s, "%s_%s", id.mmc_name, id.mmc_serial) < 0) {
-			r = -ENOMEM;
-			goto out;
-		}
-		symlink_add(&c, "disk/by-id/mmc-", s, suffix);
-	}
-
-	/* by-path; mmcblkXbootY: <ID_PATH>-bootY */
-	if (id.path && mmc_boot_name(sysname)) {
-		char boot[32];
-
-		snprintf(boot, sizeof(boot), "-boot%s", sysnum(sysname));
-		symlink_add(&c, "disk/by-path/", id.path, boot);
-	} else if (id.path) {
-		symlink_add(&c, "disk/by-path/", id.path, suffix);
-		symlink_add(&c, "disk/by-path/", id.path_ata_compat, suffix);
-		if (has_prefix(sysname, "vd") && has_prefix(id.path, "pci-"))
-			symlink_add(&c, "disk/by-path/virtio-", id.path, suffix);
-	}
-
-	/* by-uuid, by-label: filesystems only (not RAID or LVM members) */
-	if (fs && !fs->ambivalent && usage_links(fs->usage)) {
-		if (fs->uuid) {
-			_cleanup_free_ char *e = ap_blkid_encode(fs->uuid, true);
-
-			if (!e) {
-				r = -ENOMEM;
-				goto out;
-			}
-			symlink_add(&c, "disk/by-uuid/", e, NULL);
-		}
-		if (fs->label) {
-			_cleanup_free_ char *e = ap_blkid_encode(fs->label, true);
-
-			if (!e) {
-				r = -ENOMEM;
-				goto out;
-			}
-			symlink_add(&c, "disk/by-label/", e, NULL);
-		}
-	}
-
-	/* wwn */
+	/* in the order of 60-persistent-storage.rules */
+	names_by_id(&c, &id, sysname, udev_device_get_sysname(disk), part, suffix);
+	names_by_path(&c, &id, sysname, suffix);
+	names_fs(&c, fs);
 	symlink_add(&c, "disk/by-id/wwn-", id.wwn, suffix);
-
-	/* by-partuuid, by-partlabel */
-	if (fs && fs->part_entry_uuid)
-		symlink_add(&c, "disk/by-partuuid/", fs->part_entry_uuid, NULL);
-	if (fs && fs->part_entry_name && fs->part_entry_scheme &&
-	    strcmp(fs->part_entry_scheme, "gpt") == 0) {
-		_cleanup_free_ char *e = ap_blkid_encode(fs->part_entry_name, false);
-
-		if (!e) {
-			r = -ENOMEM;
-			goto out;
-		}
-		symlink_add(&c, "disk/by-partlabel/", e, NULL);
-	}
-
+	names_partition(&c, fs);
 	/* by-diskseq: whole disks only in 252 */
 	if (!part)
 		symlink_add(&c, "disk/by-diskseq/", id.diskseq, NULL);
 
 	r = c.error;
-out:
 	ap_identity_clear(&id);
 	if (r < 0) {
 		ap_namelist_free(&l);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Tracing (trace.c): records libasync's schedule/start/end/sync events and
- * the program's own phases per call, then writes a Chrome trace-event JSON
+ * Tracing (trace-record.c, trace-model.c, trace-chrome.c, trace-svg.c;
+ * their private interface is trace-model.h): records libasync's
+ * schedule/start/end/sync events and the program's own phases per call,
+ * then writes a Chrome trace-event JSON
  * file (Perfetto, chrome://tracing) and an SVG boot timeline in the manner
  * of systemd-analyze plot.  Thread-safe; cheap when not enabled.
  *
@@ -18,7 +20,7 @@
  * (time 0; marks plus this are uptimes when CLOCK_MONOTONIC is), span_ms,
  * calls, started, finished, inline_calls, workers, peak_running,
  * peak_queued, events, waits, wait_ms, queued_ms, dropped, peak_rss_kib
- * (at writing), phases{name: count, total_ms, max_ms} (sync waits inside
+ * (VmHWM at writing, as in the manifest; left out without /proc), phases{name: count, total_ms, max_ms} (sync waits inside
  * calls as "sync-wait"), kinds{kind: count, total_ms, max_ms},
  * critical_path_ms, critical_path_calls, program_ms, critical_path[] (the
  * calls longest on it: cookie, kind, label, ms, queued_ms), marks{what:

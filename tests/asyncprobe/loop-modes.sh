@@ -155,5 +155,17 @@ else
 	n=$((n + 1)); echo "ok $n - # SKIP no links created yet (links.c is a stub)"
 fi
 
+# A manifest that cannot be written is an error, on stdout too (a full disk
+# shows only when the output is flushed): said, and the run is degraded.
+mkdir -p "$tmp/devfull"
+env -u ASYNC_CHAOS ASYNCPROBE_CMDLINE=/dev/null "$prog" --include-loop --no-modules --no-progress \
+	--dev-dir="$tmp/devfull" --json >/dev/full 2>"$tmp/full.log"
+st=$?
+if [ "$st" = 1 ] && grep -q 'cannot write the manifest to stdout: No space left on device' "$tmp/full.log"; then
+	ok "--json on a full stdout: reported, status 1"
+else
+	nok "--json on a full stdout: status $st, $(tail -2 "$tmp/full.log")"
+fi
+
 echo "1..$n"
 [ "$failed" = 0 ]

@@ -25,7 +25,9 @@
 #include <libudev.h>
 
 #include "asyncprobe.h"
+#include "identity.h"
 #include "names.h"
+#include "udev-string.h"
 #include "fuzz.h"
 
 static struct udev *udev;

@@ -16,7 +16,9 @@
 #include <libudev.h>
 
 #include "asyncprobe.h"
+#include "identity.h"
 #include "names.h"
+#include "udev-string.h"
 
 static char *dupval(blkid_probe pr, const char *name)
 {

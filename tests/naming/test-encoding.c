@@ -19,7 +19,9 @@
 #include <cmocka.h>
 
 #include "asyncprobe.h"
+#include "identity.h"
 #include "names.h"
+#include "udev-string.h"
 
 static bool in_allowed_set(unsigned char c)
 {

@@ -21,7 +21,9 @@
 #include <cmocka.h>
 
 #include "asyncprobe.h"
+#include "identity.h"
 #include "names.h"
+#include "udev-string.h"
 
 static char tmpdir[1024];
 static char devdir[1100];

@@ -21,7 +21,9 @@
 #include <umockdev.h>
 
 #include "asyncprobe.h"
+#include "identity.h"
 #include "names.h"
+#include "udev-string.h"
 
 static UMockdevTestbed *tb;
 static struct udev *udev;
@@ -281,7 +283,7 @@ static int setup(void **state)
 	tb = umockdev_testbed_new();
 	udev = udev_new();
 	garbage = g_ptr_array_new_with_free_func(g_free);
-	ap_names_cache_flush();
+	ap_identity_cache_flush();
 	return 0;
 }
 
@@ -290,7 +292,7 @@ static int teardown(void **state)
 	udev_unref(udev);
 	g_object_unref(tb);
 	g_ptr_array_free(garbage, TRUE);
-	ap_names_cache_flush();
+	ap_identity_cache_flush();
 	return 0;
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The trace recorder and its writers (src/asyncprobe/trace.c).
+ * The trace recorder and its writers (src/asyncprobe/trace-*.c).
  *
  * Events are fed through ap_trace_record_event(), the hook libasync calls,
  * in synthetic sequences whose figures are known; real calls go through

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Small shared helpers (see util.h): monotonic time and milliseconds,
+ * string prefixes, peak RSS, output files that report failed writes.
+ * Each job has one helper here instead of a copy per file.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "util.h"
+
+uint64_t ap_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+double ap_ms_between(uint64_t t0, uint64_t t)
+{
+	return t >= t0 ? (double)(t - t0) / 1e6 : 0.0;
+}
+
+unsigned int ap_ms_since(uint64_t t0)
+{
+	uint64_t now = ap_now_ns();
+
+	return now >= t0 ? (unsigned int)((now - t0) / 1000000ULL) : 0;
+}
+
+bool ap_startswith(const char *s, const char *prefix)
+{
+	return s && strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+bool ap_streq_ptr(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
+}
+
+long ap_peak_rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	long kib = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+FILE *ap_out_open(const char *path, int *ret_err)
+{
+	FILE *f;
+
+	if (strcmp(path, "-") == 0)
+		return stdout;
+	f = fopen(path, "we");
+	if (!f)
+		*ret_err = -errno;
+	return f;
+}
+
+int ap_out_close(FILE *f)
+{
+	int r = 0;
+
+	if (fflush(f) != 0)
+		r = -errno;
+	else if (ferror(f))
+		r = -EIO;       /* an earlier write failed */
+	if (f != stdout && fclose(f) != 0 && r == 0)
+		r = -errno;
+	return r;
+}

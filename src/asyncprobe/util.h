@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Small helpers every part of asyncprobe uses (util.c): time, string
+ * prefixes, the process's peak memory, and opening and closing an output
+ * file ("-" is stdout) so that a failed write is never silent.
+ */
+#ifndef ASYNCPROBE_UTIL_H
+#define ASYNCPROBE_UTIL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Monotonic time in nanoseconds (CLOCK_MONOTONIC). */
+uint64_t ap_now_ns(void);
+
+/* Milliseconds from @t0 to @t (ap_now_ns() times), 0 when @t is earlier. */
+double ap_ms_between(uint64_t t0, uint64_t t);
+
+/* Whole milliseconds from @t0 until now. */
+unsigned int ap_ms_since(uint64_t t0);
+
+/* True if @s (may be NULL) begins with @prefix. */
+bool ap_startswith(const char *s, const char *prefix);
+
+/* True if @a and @b are both non-NULL and equal. */
+bool ap_streq_ptr(const char *a, const char *b);
+
+/*
+ * The process's peak resident set so far in KiB: VmHWM of
+ * /proc/self/status, what the README, the manifest's
+ * summary.time.peak_rss_kib, the trace's otherData.peak_rss_kib and the
+ * benchmarks mean by peak RSS.  -1 when /proc is not there.
+ */
+long ap_peak_rss_kib(void);
+
+/*
+ * An output file: "-" is stdout, anything else is created or truncated.
+ * NULL with *ret_err = -errno on failure.
+ */
+FILE *ap_out_open(const char *path, int *ret_err);
+
+/*
+ * Flush and close what ap_out_open() gave (stdout is flushed, not
+ * closed).  0, or -errno when a write, the flush or the close failed
+ * (-EIO for an earlier write whose errno is gone).
+ */
+int ap_out_close(FILE *f);
+
+#endif
