@@ -11,6 +11,7 @@
  *   identity.c   by-id identity data (sysfs VPD pages, ATA IDENTIFY via SG_IO)
  *   naming.c     udev-compatible link names and character encoding
  *   links.c      the link registry: claims in cookie order, conflicts, safe creation
+ *   udev-rules.c rules that make udev keep asyncprobe's choice of contested links
  *   trace.c      trace events, Chrome trace JSON, SVG plot, JSON manifest
  *   cmdline.c    kernel command line parsing
  *   init.c       PID 1: mounts, root wait, switch_root, rescue
@@ -70,6 +71,7 @@ struct ap_config {
 	const char *json_file;          /* --json[=FILE], "-" = stdout */
 	const char *trace_file;
 	const char *plot_file;
+	const char *udev_rules;         /* --udev-rules: file or dir, "none"; NULL = default */
 	int verbose;                    /* 0 warnings, 1 info (-v), 2 debug (-vv) */
 	bool quiet;
 	int log_target;                 /* enum ap_log_target */

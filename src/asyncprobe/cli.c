@@ -17,6 +17,7 @@
 #include "coldplug.h"
 #include "engine.h"
 #include "init.h"
+#include "names.h"
 
 static void usage(FILE *f)
 {
@@ -33,6 +34,10 @@ static void usage(FILE *f)
 	      "      --no-modules          load no drivers\n"
 	      "      --no-links            probe, but create no links\n"
 	      "      --include-loop        probe loop devices too\n"
+	      "      --udev-rules=PATH     write udev rules keeping this run's choice of links\n"
+	      "                            two devices claim (a file, or a directory for\n"
+	      "                            " AP_UDEV_RULES_NAME "); 'none': never.  Default:\n"
+	      "                            " AP_UDEV_RULES_DIR " in an initramfs, else none\n"
 	      "  -d, --dev-dir=DIR         create the links below DIR/disk (default /dev)\n"
 	      "  -t, --device-timeout=SEC  longest wait for a controller's devices (default 10)\n"
 	      "      --max-threads=N       at most N worker threads\n"
@@ -70,6 +75,7 @@ enum {
 	OPT_NO_PROGRESS,
 	OPT_RESOLVE,
 	OPT_INIT,
+	OPT_UDEV_RULES,
 };
 
 static const struct option options[] = {
@@ -96,6 +102,7 @@ static const struct option options[] = {
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 	{ "resolve-modalias", required_argument, NULL, OPT_RESOLVE },
 	{ "init", no_argument, NULL, OPT_INIT },
+	{ "udev-rules", required_argument, NULL, OPT_UDEV_RULES },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{}
@@ -240,6 +247,13 @@ static int parse_args(int argc, char **argv, bool lenient, const char ***resolve
 		}
 		case OPT_INIT:
 			ap_cfg.init_mode = true;
+			break;
+		case OPT_UDEV_RULES:
+			if (!*optarg) {
+				fputs("asyncprobe: --udev-rules needs a path or 'none'\n", stderr);
+				return AP_EXIT_USAGE;
+			}
+			ap_cfg.udev_rules = optarg;
 			break;
 		case 'h':
 			usage(stdout);

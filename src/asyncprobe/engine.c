@@ -1970,6 +1970,8 @@ int ap_engine_finish(struct ap_engine *e)
 		c.stop_signal = stop_signal();
 	status = exit_status(&c);
 
+	if (ap_udev_rules_finish(e->links) < 0)
+		status = status ?: AP_EXIT_DEGRADED;
 	if (ap_cfg.json_file && write_json(e, v, nv, &c, ap_cfg.json_file) < 0)
 		status = status ?: AP_EXIT_DEGRADED;
 	if (ap_cfg.trace_file) {
