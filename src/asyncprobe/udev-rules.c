@@ -105,15 +105,23 @@ static void graph_free(struct graph *g)
 	free(g->edge);
 }
 
+static size_t graph_find(const struct graph *g, const char *dev)
+{
+	for (size_t i = 0; i < g->ndev; i++)
+		if (strcmp(g->dev[i], dev) == 0)
+			return i;
+	return (size_t)-1;
+}
+
 /* index of @dev, added if new; (size_t)-1 on OOM */
 static size_t graph_node(struct graph *g, const char *dev)
 {
 	char **d;
 	int *r;
+	size_t i = graph_find(g, dev);
 
-	for (size_t i = 0; i < g->ndev; i++)
-		if (strcmp(g->dev[i], dev) == 0)
-			return i;
+	if (i != (size_t)-1)
+		return i;
 	d = realloc(g->dev, (g->ndev + 1) * sizeof(*d));
 	if (!d)
 		return (size_t)-1;
@@ -144,35 +152,40 @@ static bool reaches(const struct graph *g, size_t from, size_t to, bool *seen)
 }
 
 /*
- * Add the contest's edges unless one would close a cycle.  Returns 1
- * added, 0 refused (cycle), -ENOMEM.
+ * Add the contest's devices and edges unless an edge would close a cycle
+ * (then nothing is added).  Returns 1 added, 0 refused, -ENOMEM.
  */
 static int graph_add_contest(struct graph *g, const struct ap_contest *t)
 {
-	size_t w = graph_node(g, t->winner), (*e)[2];
-	_cleanup_free_ bool *seen = NULL;
+	size_t w = graph_find(g, t->winner), (*e)[2];
 
+	if (w != (size_t)-1)
+		for (size_t k = 0; k < t->nlosers; k++) {
+			size_t l = graph_find(g, t->losers[k]);
+			_cleanup_free_ bool *seen = NULL;
+
+			if (l == (size_t)-1)
+				continue;       /* new: nothing leads back from it */
+			seen = calloc(g->ndev, sizeof(*seen));
+			if (!seen)
+				return -ENOMEM;
+			if (reaches(g, l, w, seen))
+				return 0;
+		}
+	w = graph_node(g, t->winner);
 	if (w == (size_t)-1)
 		return -ENOMEM;
-	for (size_t k = 0; k < t->nlosers; k++) {
-		size_t l = graph_node(g, t->losers[k]);
-
-		if (l == (size_t)-1)
-			return -ENOMEM;
-		free(seen);
-		seen = calloc(g->ndev, sizeof(*seen));
-		if (!seen)
-			return -ENOMEM;
-		if (reaches(g, l, w, seen))
-			return 0;
-	}
 	e = realloc(g->edge, (g->nedge + t->nlosers) * sizeof(*e));
 	if (!e)
 		return -ENOMEM;
 	g->edge = e;
 	for (size_t k = 0; k < t->nlosers; k++) {
+		size_t l = graph_node(g, t->losers[k]);
+
+		if (l == (size_t)-1)
+			return -ENOMEM;
 		g->edge[g->nedge][0] = w;
-		g->edge[g->nedge][1] = graph_node(g, t->losers[k]);
+		g->edge[g->nedge][1] = l;
 		g->nedge++;
 	}
 	return 1;
@@ -214,7 +227,15 @@ static bool expressible(const struct ap_contest *t, char *why, size_t size)
 		free(k);
 	}
 	if (bad) {
-		snprintf(why, size, "a claimant's kernel name is not plain");
+		FILE *f = fmemopen(why, size, "w");
+
+		if (f) {
+			fputs("claimant \"", f);
+			comment_string(f, bad);
+			fputs("\" is not a plain kernel name", f);
+			fclose(f);
+		}
+		why[size - 1] = '\0';
 		return false;
 	}
 	return true;
@@ -224,7 +245,7 @@ int ap_udev_rules_render(const struct ap_contest *v, size_t n, char **ret_text)
 {
 	struct graph g = {};
 	_cleanup_free_ bool *kept = NULL;
-	char *text = NULL, why[128], pn[512];
+	char *text = NULL, why[600], pn[512];
 	size_t size = 0, nkept = 0;
 	FILE *f;
 	int r;
