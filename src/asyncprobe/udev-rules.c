@@ -75,13 +75,17 @@ static char *kernel_name(const char *devname)
 	return k;
 }
 
-/* @s for a comment line: bytes outside '!'..'~' and '\' as \xNN, as udev encodes */
+/*
+ * @s for a comment line: bytes outside '!'..'~' as \xNN, as udev encodes
+ * them, so a name already encoded reads as in /dev/disk; and a final '\'
+ * too, which a parser could take for a line continuation.
+ */
 static void comment_string(FILE *f, const char *s)
 {
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
 
-		if (c <= 0x20 || c >= 0x7f || c == '\\')
+		if (c <= 0x20 || c >= 0x7f || (c == '\\' && !s[1]))
 			fprintf(f, "\\x%02x", c);
 		else
 			fputc(c, f);

@@ -274,6 +274,21 @@ static void test_hostile_names(void **state)
 		assert_non_null(strstr(text, "# disk/by-label/a\\x0aSUBSYSTEM==\"block\",\\x20RUN+="));
 		free(text);
 	}
+	{
+		struct ap_contest v[] = { { (char *)links[1], "sda", losers, 1 } };
+
+		assert_int_equal(ap_udev_rules_render(v, 1, &text), 1);
+		assert_non_null(strstr(text, "# disk/by-label/quote\"end\\x5c: sda keeps it"));
+		free(text);
+	}
+	{
+		struct ap_contest v[] = { { (char *)links[5], "sda", losers, 1 } };
+
+		/* an encoded name reads as it does in /dev/disk */
+		assert_int_equal(ap_udev_rules_render(v, 1, &text), 1);
+		assert_non_null(strstr(text, "# disk/by-label/caf\\xc3\\xa9\\x20: sda keeps it"));
+		free(text);
+	}
 
 	static const char *const kernels[] = {
 		"sd*", "sd?", "sd[ab]", "sda|sdb", "sd\"a", "sda\n", "sd a", "sd\\a", "", ".",
