@@ -92,6 +92,19 @@ static void comment_string(FILE *f, const char *s)
 	}
 }
 
+/* comment_string() into @buf, for log messages (cut short if it does not fit) */
+static void printable(const char *s, char *buf, size_t size)
+{
+	FILE *f = fmemopen(buf, size, "w");
+
+	buf[0] = '\0';
+	if (f) {
+		comment_string(f, s);
+		fclose(f);
+	}
+	buf[size - 1] = '\0';
+}
+
 struct graph {
 	char **dev;          /* devnames */
 	int *rank;
@@ -231,15 +244,10 @@ static bool expressible(const struct ap_contest *t, char *why, size_t size)
 		free(k);
 	}
 	if (bad) {
-		FILE *f = fmemopen(why, size, "w");
+		char pb[256];
 
-		if (f) {
-			fputs("claimant \"", f);
-			comment_string(f, bad);
-			fputs("\" is not a plain kernel name", f);
-			fclose(f);
-		}
-		why[size - 1] = '\0';
+		printable(bad, pb, sizeof(pb));
+		snprintf(why, size, "claimant \"%s\" is not a plain kernel name", pb);
 		return false;
 	}
 	return true;
@@ -249,7 +257,7 @@ int ap_udev_rules_render(const struct ap_contest *v, size_t n, char **ret_text)
 {
 	struct graph g = {};
 	_cleanup_free_ bool *kept = NULL;
-	char *text = NULL, why[600], pn[512];
+	char *text = NULL, why[320], pn[512];
 	size_t size = 0, nkept = 0;
 	FILE *f;
 	int r;
@@ -262,12 +270,7 @@ int ap_udev_rules_render(const struct ap_contest *v, size_t n, char **ret_text)
 		if (!expressible(&v[i], why, sizeof(why))) {
 			if (v[i].nlosers == 0)
 				continue;
-			f = fmemopen(pn, sizeof(pn), "w");
-			if (f) {
-				comment_string(f, v[i].name);
-				fclose(f);
-			}
-			pn[sizeof(pn) - 1] = '\0';
+			printable(v[i].name, pn, sizeof(pn));
 			log_warning("%s: not kept in udev rules: %s; udev decides who gets it", pn, why);
 			continue;
 		}
@@ -275,14 +278,9 @@ int ap_udev_rules_render(const struct ap_contest *v, size_t n, char **ret_text)
 		if (r < 0)
 			goto out;
 		if (r == 0) {
-			f = fmemopen(pn, sizeof(pn), "w");
-			if (f) {
-				comment_string(f, v[i].name);
-				fclose(f);
-			}
-			pn[sizeof(pn) - 1] = '\0';
+			printable(v[i].name, pn, sizeof(pn));
 			log_warning("%s: not kept in udev rules: %s keeps it, but a device that loses "
-				    "it wins another contested link against %s (one link priority per "
+				    "it ranks above %s through another contested link (one link priority per "
 				    "device cannot express both); udev decides who gets it",
 				    pn, v[i].winner, v[i].winner);
 			continue;
