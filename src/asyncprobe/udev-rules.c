@@ -24,6 +24,14 @@
  * sda for another: possible when a partition takes a name from its disk)
  * cannot be expressed; it is logged and left to udev.
  *
+ * The name, 97-asyncprobe-claims.rules: udev reads the rules files of
+ * /etc, /run and /usr/lib udev/rules.d in the order of their names, and a
+ * later OPTIONS+="link_priority=" replaces an earlier one.  97 comes after
+ * every Debian 12 rules file that sets one (60-persistent-storage-dm,
+ * 96-e2scrub), so ours is final for the devices it names, and before
+ * 99-systemd.rules.  A file of the same name in /etc/udev/rules.d (a link
+ * to /dev/null) masks it, as udev(7) describes.
+ *
  * Devices are matched by KERNEL name, stable for the boot.  Link names
  * only appear in comments, escaped; a kernel name that is not plain
  * ([A-Za-z0-9._:+-], '/' as '!') is refused, so nothing read from a disk
