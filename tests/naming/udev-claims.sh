@@ -11,7 +11,8 @@
 # link priorities) processes the two devices in both orders: the contested
 # links must end at asyncprobe's winner either way.  Without the file the
 # same udev gives them to whichever device came last, which is what the
-# rules are for (checked too, so the oracle is known to see the contest).
+# rules are for (checked too, so the oracle is known to see the contest),
+# and so it does when the file is masked in /etc/udev/rules.d.
 set -u
 
 builddir=${top_builddir:-.}
@@ -59,7 +60,7 @@ ok() { n=$((n + 1)); echo "ok $n - $*"; }
 nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
 show() { sed 's/^/#   /' "$@"; }
 
-echo "1..11"
+echo "1..12"
 # 1 (degraded) is what a host with a device asyncprobe may not open gives;
 # a sanitizer's report is a failure whatever the status
 if [ "$status" -le 1 ] && ! grep -q 'Sanitizer' "$work/run.out"; then
@@ -103,9 +104,15 @@ inner() {
 	shift
 	mount -t tmpfs tmpfs /run || exit 1
 	mount -t tmpfs tmpfs /dev || exit 1
-	if [ "$with" = rules ]; then
+	mknod /dev/null c 1 3
+	if [ "$with" != none ]; then
 		mkdir -p /run/udev/rules.d
 		mount --bind "$work/rules.d" /run/udev/rules.d || exit 1
+	fi
+	if [ "$with" = masked ]; then
+		# as asyncprobe(8) tells an administrator to
+		mount -t tmpfs tmpfs /etc/udev/rules.d || exit 1
+		ln -s /dev/null /etc/udev/rules.d/97-asyncprobe-claims.rules
 	fi
 	# the partitions and their disks (blkid reads the partition table there)
 	for d in "$@"; do
@@ -163,6 +170,16 @@ if grep -q '^DEVLINKS=.*/dev/disk/by-partuuid/' "$work/test-$loser.out" &&
 else
 	nok "$loser lost links it does not contest"
 	grep '^DEVLINKS=' "$work/test-$loser.out" | show
+fi
+
+# Masked by a link to /dev/null in /etc/udev/rules.d: udev decides again.
+out=$(run_udev masked "$winner" "$loser")
+expect=$(for d in "${contested[@]}"; do echo "$d ../../$loser"; done)
+if [ "$out" = "$expect" ]; then
+	ok "masked in /etc/udev/rules.d, events $winner $loser: udev gives them to $loser again"
+else
+	nok "masking the rules file in /etc/udev/rules.d"
+	echo "$out" | sed 's/^/#   /'
 fi
 
 # A run without contested links removes the file of the earlier one.
