@@ -35,8 +35,9 @@ static void usage(FILE *f)
 	      "      --no-links            probe, but create no links\n"
 	      "      --include-loop        probe loop devices too\n"
 	      "      --udev-rules=PATH     write udev rules keeping this run's choice of links\n"
-	      "                            two devices claim (a file, or a directory for\n"
-	      "                            " AP_UDEV_RULES_NAME "); 'none': never.  Default:\n"
+	      "                            two devices claim (a directory for\n"
+	      "                            " AP_UDEV_RULES_NAME ", or a *.rules file);\n"
+	      "                            'none': never.  Default:\n"
 	      "                            " AP_UDEV_RULES_DIR " in an initramfs, else none\n"
 	      "  -d, --dev-dir=DIR         create the links below DIR/disk (default /dev)\n"
 	      "  -t, --device-timeout=SEC  longest wait for a controller's devices (default 10)\n"
@@ -371,6 +372,19 @@ int main(int argc, char **argv)
 		free(resolve);
 		ap_log_close();
 		return r;
+	}
+
+	/* before the whole probe, not after it */
+	r = ap_udev_rules_check(ap_cfg.dry_run || ap_cfg.no_links ? NULL : ap_cfg.udev_rules);
+	if (r == -EINVAL) {
+		log_error("--udev-rules=%s: not a directory, and not a file name ending in .rules "
+			  "(udev reads no other)", ap_cfg.udev_rules);
+		ap_log_close();
+		return AP_EXIT_CONFIG;
+	} else if (r < 0) {
+		log_error("cannot write udev rules to %s: %s", ap_cfg.udev_rules, strerror(-r));
+		ap_log_close();
+		return AP_EXIT_CONFIG;
 	}
 
 	catch_stop_signals();

@@ -228,10 +228,19 @@ int ap_udev_rules_render(const struct ap_contest *v, size_t n, char **ret_text);
 
 /*
  * Write that file to @path atomically (a directory: AP_UDEV_RULES_NAME in
- * it), or remove a stale one there when there is nothing to keep.
- * Returns the number of links kept (0: no file), or -errno.
+ * it; else a name ending in ".rules", the only files udev reads), or
+ * remove a stale one there when there is nothing to keep.  Returns the
+ * number of links kept (0: no file), -EINVAL for a @path that is neither,
+ * or -errno.
  */
 int ap_udev_rules_write(const char *path, const struct ap_contest *v, size_t n);
+
+/*
+ * Can --udev-rules=@path be written: an existing writable directory, or a
+ * *.rules file in one ("none" and NULL are fine)?  Returns 0, -EINVAL
+ * (neither a directory nor a *.rules name) or -errno.
+ */
+int ap_udev_rules_check(const char *path);
 
 /*
  * The engine's last step: the rules file for @l where ap_cfg.udev_rules

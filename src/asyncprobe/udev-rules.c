@@ -370,6 +370,16 @@ static int write_all(int fd, const char *s, size_t n)
 	return 0;
 }
 
+/* udev reads only files named *.rules */
+static bool rules_file_name(const char *path)
+{
+	size_t n = strlen(path);
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return n > 6 && strcmp(path + n - 6, ".rules") == 0 && strlen(base) > 6;
+}
+
 int ap_udev_rules_write(const char *path, const struct ap_contest *v, size_t n)
 {
 	_cleanup_free_ char *file = NULL, *tmp = NULL, *text = NULL;
@@ -379,10 +389,12 @@ int ap_udev_rules_write(const char *path, const struct ap_contest *v, size_t n)
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
 		if (asprintf(&file, "%s/%s", path, AP_UDEV_RULES_NAME) < 0)
 			return -ENOMEM;
-	} else {
+	} else if (rules_file_name(path)) {
 		file = strdup(path);
 		if (!file)
 			return -ENOMEM;
+	} else {
+		return -EINVAL;
 	}
 	kept = ap_udev_rules_render(v, n, &text);
 	if (kept < 0)
@@ -413,6 +425,35 @@ int ap_udev_rules_write(const char *path, const struct ap_contest *v, size_t n)
 		return r;
 	}
 	return kept;
+}
+
+int ap_udev_rules_check(const char *path)
+{
+	_cleanup_free_ char *dir = NULL;
+	struct stat st;
+	char *slash;
+
+	if (!path || strcmp(path, "none") == 0)
+		return 0;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return access(path, W_OK) < 0 ? -errno : 0;
+	if (!rules_file_name(path))
+		return -EINVAL;
+	dir = strdup(path);
+	if (!dir)
+		return -ENOMEM;
+	slash = strrchr(dir, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	if (stat(dir, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	return access(dir, W_OK) < 0 ? -errno : 0;
 }
 
 /* An initramfs: systemd's marker, or an /init on a RAM file system root. */

@@ -355,6 +355,36 @@ static void test_stale_file_removed(void **state)
 	assert_int_equal(ap_udev_rules_write(file, v, 1), -ENOENT);
 }
 
+/* --udev-rules: a writable directory, or a *.rules file in one */
+static void test_path_check(void **state)
+{
+	char p[1300], file[1300];
+	char *losers[] = { "sdb" };
+	struct ap_contest v[] = { { "disk/by-label/X", "sda", losers, 1 } };
+
+	assert_int_equal(ap_udev_rules_check(NULL), 0);
+	assert_int_equal(ap_udev_rules_check("none"), 0);
+	assert_int_equal(ap_udev_rules_check(rulesdir), 0);
+	snprintf(p, sizeof(p), "%s/x.rules", rulesdir);
+	assert_int_equal(ap_udev_rules_check(p), 0);
+	/* a missing rules.d must not become a file of that name */
+	snprintf(p, sizeof(p), "%s/missing.d", rulesdir);
+	assert_int_equal(ap_udev_rules_check(p), -EINVAL);
+	assert_int_equal(ap_udev_rules_write(p, v, 1), -EINVAL);
+	assert_int_equal(access(p, F_OK), -1);
+	snprintf(p, sizeof(p), "%s/.rules", rulesdir);
+	assert_int_equal(ap_udev_rules_check(p), -EINVAL);
+	snprintf(p, sizeof(p), "%s/x.rules.bak", rulesdir);
+	assert_int_equal(ap_udev_rules_check(p), -EINVAL);
+	snprintf(p, sizeof(p), "%s/missing/x.rules", tmpdir);
+	assert_int_equal(ap_udev_rules_check(p), -ENOENT);
+	/* a file where the directory should be */
+	snprintf(file, sizeof(file), "%s/x.rules", rulesdir);
+	assert_int_equal(ap_udev_rules_write(file, v, 1), 1);
+	snprintf(p, sizeof(p), "%s/y.rules", file);
+	assert_int_equal(ap_udev_rules_check(p), -ENOTDIR);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -364,6 +394,7 @@ int main(void)
 		cmocka_unit_test(test_cycle_refused),
 		cmocka_unit_test(test_hostile_names),
 		cmocka_unit_test_setup_teardown(test_stale_file_removed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_path_check, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -60,7 +60,7 @@ ok() { n=$((n + 1)); echo "ok $n - $*"; }
 nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
 show() { sed 's/^/#   /' "$@"; }
 
-echo "1..12"
+echo "1..13"
 # 1 (degraded) is what a host with a device asyncprobe may not open gives;
 # a sanitizer's report is a failure whatever the status
 if [ "$status" -le 1 ] && ! grep -q 'Sanitizer' "$work/run.out"; then
@@ -202,5 +202,16 @@ if [ -z "$(ls -A "$work/rules.d")" ] && [ ! -e "$work/dev/97-asyncprobe-claims.r
 	ok "--udev-rules=none writes no rules"
 else
 	nok "--udev-rules=none wrote something"
+fi
+# refused before anything is probed: exit status 2, nothing written
+"$prog" --no-modules --include-loop --no-progress --log-target=stderr --dev-dir="$work/dev" \
+	--udev-rules="$work/missing.d" >"$work/run4.out" 2>&1
+status=$?
+if [ "$status" = 2 ] && grep -q "not a directory, and not a file name ending in .rules" "$work/run4.out" &&
+	! grep -q "claimed by" "$work/run4.out" && [ ! -e "$work/missing.d" ]; then
+	ok "--udev-rules=MISSING-DIR refused up front (exit status 2)"
+else
+	nok "--udev-rules=MISSING-DIR: exit status $status"
+	show "$work/run4.out"
 fi
 [ "$failed" = 0 ]
