@@ -221,10 +221,12 @@ void ap_contests_free(struct ap_contest *v, size_t n);
  * The text of a udev rules file that makes udev give each contested link
  * to the device asyncprobe chose (see udev-rules.c), or *ret_text = NULL
  * when no contest can be expressed.  Contests that cannot be expressed
- * safely are logged and left out.  Returns the number of links kept, or
- * -ENOMEM.
+ * safely are logged and left out.  With @sysfs ("/sys"), each device's
+ * disk sequence number is read there and matched too; NULL: kernel names
+ * only.  Returns the number of links kept, or -ENOMEM.
  */
-int ap_udev_rules_render(const struct ap_contest *v, size_t n, char **ret_text);
+int ap_udev_rules_render(const struct ap_contest *v, size_t n, const char *sysfs,
+			 char **ret_text);
 
 /*
  * Write that file to @path atomically (a directory: AP_UDEV_RULES_NAME in
@@ -233,7 +235,8 @@ int ap_udev_rules_render(const struct ap_contest *v, size_t n, char **ret_text);
  * number of links kept (0: no file), -EINVAL for a @path that is neither,
  * or -errno.
  */
-int ap_udev_rules_write(const char *path, const struct ap_contest *v, size_t n);
+int ap_udev_rules_write(const char *path, const struct ap_contest *v, size_t n,
+			const char *sysfs);
 
 /*
  * Can --udev-rules=@path be written: an existing writable directory, or a

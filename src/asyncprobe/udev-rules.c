@@ -32,7 +32,9 @@
  * 99-systemd.rules.  A file of the same name in /etc/udev/rules.d (a link
  * to /dev/null) masks it, as udev(7) describes.
  *
- * Devices are matched by KERNEL name, stable for the boot.  Link names
+ * Devices are matched by KERNEL name and, where the kernel has one (5.15
+ * and later), ATTRS{diskseq}: a kernel name freed by an unplugged disk can
+ * go to the next one plugged in, a disk sequence number never does.  Link names
  * only appear in comments, escaped; a kernel name that is not plain
  * ([A-Za-z0-9._:+-], '/' as '!') is refused, so nothing read from a disk
  * ever becomes rule syntax.
@@ -261,7 +263,41 @@ static bool expressible(const struct ap_contest *t, char *why, size_t size)
 	return true;
 }
 
-int ap_udev_rules_render(const struct ap_contest *v, size_t n, char **ret_text)
+/*
+ * The disk sequence number udev sees as ATTRS{diskseq} for @kname: the
+ * disk's own, a partition's disk's.  Unlike kernel names it is never
+ * reused within a boot, so a rule cannot hit a disk plugged in later
+ * under a freed name.  Empty when there is none (kernels before 5.15).
+ */
+static void read_diskseq(const char *sysfs, const char *kname, char *buf, size_t size)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	size_t n;
+	FILE *f;
+
+	buf[0] = '\0';
+	if (!sysfs)
+		return;
+	snprintf(path, sizeof(path), "%s/class/block/%s/partition", sysfs, kname);
+	if (stat(path, &st) == 0)
+		snprintf(path, sizeof(path), "%s/class/block/%s/../diskseq", sysfs, kname);
+	else
+		snprintf(path, sizeof(path), "%s/class/block/%s/diskseq", sysfs, kname);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (!fgets(buf, (int)size, f))
+		buf[0] = '\0';
+	fclose(f);
+	n = strcspn(buf, "\n");
+	buf[n] = '\0';
+	if (n == 0 || n > 20 || strspn(buf, "0123456789") != n)
+		buf[0] = '\0';         /* not a number: do not put it in a rule */
+}
+
+int ap_udev_rules_render(const struct ap_contest *v, size_t n, const char *sysfs,
+			 char **ret_text)
 {
 	struct graph g = {};
 	_cleanup_free_ bool *kept = NULL;
@@ -314,7 +350,8 @@ int ap_udev_rules_render(const struct ap_contest *v, size_t n, char **ret_text)
 		"# disk); udev gives it to the highest link_priority, else to the last event.\n"
 		"# These rules rank every claimant so that udev keeps asyncprobe's choice\n"
 		"# through the real system's coldplug and later change events.  Devices are\n"
-		"# matched by kernel name, valid for this boot only (the file is in /run).\n"
+		"# matched by kernel name and, where the kernel has one, the disk sequence\n"
+		"# number (never reused within a boot); valid for this boot only.\n"
 		"#\n", PACKAGE_VERSION);
 	for (size_t i = 0; i < n; i++) {
 		if (!kept[i])
@@ -339,8 +376,11 @@ int ap_udev_rules_render(const struct ap_contest *v, size_t n, char **ret_text)
 			r = -EINVAL;
 			goto out;
 		}
-		fprintf(f, "SUBSYSTEM==\"block\", KERNEL==\"%s\", OPTIONS+=\"link_priority=%d\"\n",
-			k, -g.rank[i]);
+		char seq[32];
+
+		read_diskseq(sysfs, k, seq, sizeof(seq));
+		fprintf(f, "SUBSYSTEM==\"block\", KERNEL==\"%s\", %s%s%sOPTIONS+=\"link_priority=%d\"\n",
+			k, *seq ? "ATTRS{diskseq}==\"" : "", seq, *seq ? "\", " : "", -g.rank[i]);
 	}
 	if (fclose(f) != 0) {
 		r = -ENOMEM;
@@ -380,7 +420,8 @@ static bool rules_file_name(const char *path)
 	return n > 6 && strcmp(path + n - 6, ".rules") == 0 && strlen(base) > 6;
 }
 
-int ap_udev_rules_write(const char *path, const struct ap_contest *v, size_t n)
+int ap_udev_rules_write(const char *path, const struct ap_contest *v, size_t n,
+			const char *sysfs)
 {
 	_cleanup_free_ char *file = NULL, *tmp = NULL, *text = NULL;
 	struct stat st;
@@ -396,7 +437,7 @@ int ap_udev_rules_write(const char *path, const struct ap_contest *v, size_t n)
 	} else {
 		return -EINVAL;
 	}
-	kept = ap_udev_rules_render(v, n, &text);
+	kept = ap_udev_rules_render(v, n, sysfs, &text);
 	if (kept < 0)
 		return kept;
 	if (!text) {
@@ -500,7 +541,7 @@ int ap_udev_rules_finish(struct ap_links *l)
 		log_error("udev rules %s: %s", path, strerror(-r));
 		return r;
 	}
-	r = ap_udev_rules_write(path, v, n);
+	r = ap_udev_rules_write(path, v, n, "/sys");
 	ap_contests_free(v, n);
 	if (r < 0) {
 		log_error("cannot write udev rules %s: %s; udev may move contested links", path,

@@ -90,7 +90,7 @@ static char *rule_lines(const char *text)
 	assert_non_null(out);
 	assert_non_null(copy);
 	assert_int_equal(regcomp(&re, "^SUBSYSTEM==\"block\", KERNEL==\"[A-Za-z0-9._:+!-]+\", "
-				 "OPTIONS\\+=\"link_priority=-?[0-9]+\"$", REG_EXTENDED | REG_NOSUB), 0);
+				 "(ATTRS\\{diskseq\\}==\"[0-9]+\", )?OPTIONS\\+=\"link_priority=-?[0-9]+\"$", REG_EXTENDED | REG_NOSUB), 0);
 	assert_true(text[strlen(text) - 1] == '\n');
 	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		if (line[0] == '#')
@@ -129,7 +129,7 @@ static void test_two_claimants(void **state)
 	assert_string_equal(v[0].losers[0], "sda");
 
 	/* a directory: the file gets its default name there */
-	assert_int_equal(ap_udev_rules_write(rulesdir, v, n), 1);
+	assert_int_equal(ap_udev_rules_write(rulesdir, v, n, NULL), 1);
 	assert_int_equal(stat(rulesfile, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0644);
 	text = slurp(rulesfile);
@@ -171,7 +171,7 @@ static void test_partition_takes_from_disk(void **state)
 	assert_int_equal(n, 1);
 	assert_string_equal(v[0].winner, "sda1");
 	assert_int_equal(v[0].nlosers, 2);
-	assert_int_equal(ap_udev_rules_render(v, n, &text), 1);
+	assert_int_equal(ap_udev_rules_render(v, n, NULL, &text), 1);
 	rules = rule_lines(text);
 	assert_string_equal(rules,
 			    "SUBSYSTEM==\"block\", KERNEL==\"sda1\", OPTIONS+=\"link_priority=0\"\n"
@@ -193,7 +193,7 @@ static void test_chain_ranks(void **state)
 	};
 	char *text = NULL, *rules;
 
-	assert_int_equal(ap_udev_rules_render(v, 2, &text), 2);
+	assert_int_equal(ap_udev_rules_render(v, 2, NULL, &text), 2);
 	rules = rule_lines(text);
 	assert_string_equal(rules,
 			    "SUBSYSTEM==\"block\", KERNEL==\"sdb\", OPTIONS+=\"link_priority=-1\"\n"
@@ -214,7 +214,7 @@ static void test_cycle_refused(void **state)
 	};
 	char *text = NULL, *rules;
 
-	assert_int_equal(ap_udev_rules_render(v, 3, &text), 2);
+	assert_int_equal(ap_udev_rules_render(v, 3, NULL, &text), 2);
 	assert_null(strstr(text, "disk/by-label/B"));
 	assert_non_null(strstr(text, "# disk/by-label/C: sdb keeps it"));
 	rules = rule_lines(text);
@@ -226,12 +226,12 @@ static void test_cycle_refused(void **state)
 	free(text);
 
 	/* only the cycle: nothing to write */
-	assert_int_equal(ap_udev_rules_render(v, 2, &text), 1);
+	assert_int_equal(ap_udev_rules_render(v, 2, NULL, &text), 1);
 	free(text);
 	{
 		struct ap_contest w[] = { v[1], v[0] };
 
-		assert_int_equal(ap_udev_rules_render(w, 2, &text), 1);
+		assert_int_equal(ap_udev_rules_render(w, 2, NULL, &text), 1);
 		assert_non_null(strstr(text, "# disk/by-label/B: sdb keeps it"));
 		free(text);
 	}
@@ -257,7 +257,7 @@ static void test_hostile_names(void **state)
 	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
 		struct ap_contest v[] = { { (char *)links[i], "sda", losers, 1 } };
 
-		assert_int_equal(ap_udev_rules_render(v, 1, &text), 1);
+		assert_int_equal(ap_udev_rules_render(v, 1, NULL, &text), 1);
 		rules = rule_lines(text);   /* fails on any line a name broke out into */
 		assert_string_equal(rules,
 				    "SUBSYSTEM==\"block\", KERNEL==\"sda\", OPTIONS+=\"link_priority=0\"\n"
@@ -270,14 +270,14 @@ static void test_hostile_names(void **state)
 	{
 		struct ap_contest v[] = { { (char *)links[0], "sda", losers, 1 } };
 
-		assert_int_equal(ap_udev_rules_render(v, 1, &text), 1);
+		assert_int_equal(ap_udev_rules_render(v, 1, NULL, &text), 1);
 		assert_non_null(strstr(text, "# disk/by-label/a\\x0aSUBSYSTEM==\"block\",\\x20RUN+="));
 		free(text);
 	}
 	{
 		struct ap_contest v[] = { { (char *)links[1], "sda", losers, 1 } };
 
-		assert_int_equal(ap_udev_rules_render(v, 1, &text), 1);
+		assert_int_equal(ap_udev_rules_render(v, 1, NULL, &text), 1);
 		assert_non_null(strstr(text, "# disk/by-label/quote\"end\\x5c: sda keeps it"));
 		free(text);
 	}
@@ -285,7 +285,7 @@ static void test_hostile_names(void **state)
 		struct ap_contest v[] = { { (char *)links[5], "sda", losers, 1 } };
 
 		/* an encoded name reads as it does in /dev/disk */
-		assert_int_equal(ap_udev_rules_render(v, 1, &text), 1);
+		assert_int_equal(ap_udev_rules_render(v, 1, NULL, &text), 1);
 		assert_non_null(strstr(text, "# disk/by-label/caf\\xc3\\xa9\\x20: sda keeps it"));
 		free(text);
 	}
@@ -299,9 +299,9 @@ static void test_hostile_names(void **state)
 		struct ap_contest as_loser[] = { { "disk/by-label/X", "sda", bad, 1 } };
 		struct ap_contest as_winner[] = { { "disk/by-label/X", (char *)kernels[i], losers, 1 } };
 
-		assert_int_equal(ap_udev_rules_render(as_loser, 1, &text), 0);
+		assert_int_equal(ap_udev_rules_render(as_loser, 1, NULL, &text), 0);
 		assert_null(text);
-		assert_int_equal(ap_udev_rules_render(as_winner, 1, &text), 0);
+		assert_int_equal(ap_udev_rules_render(as_winner, 1, NULL, &text), 0);
 		assert_null(text);
 	}
 
@@ -310,7 +310,7 @@ static void test_hostile_names(void **state)
 		char *l[] = { "cciss/c0d1" };
 		struct ap_contest v[] = { { "disk/by-label/X", "cciss/c0d0", l, 1 } };
 
-		assert_int_equal(ap_udev_rules_render(v, 1, &text), 1);
+		assert_int_equal(ap_udev_rules_render(v, 1, NULL, &text), 1);
 		rules = rule_lines(text);
 		assert_string_equal(rules,
 				    "SUBSYSTEM==\"block\", KERNEL==\"cciss!c0d0\", OPTIONS+=\"link_priority=0\"\n"
@@ -332,7 +332,7 @@ static void test_stale_file_removed(void **state)
 
 	/* an explicit file name is used as is */
 	snprintf(file, sizeof(file), "%s/other.rules", rulesdir);
-	assert_int_equal(ap_udev_rules_write(file, v, 1), 1);
+	assert_int_equal(ap_udev_rules_write(file, v, 1, NULL), 1);
 	assert_int_equal(access(file, F_OK), 0);
 
 	/* a run with no contested link removes the file of an earlier one */
@@ -340,19 +340,73 @@ static void test_stale_file_removed(void **state)
 	publish(l, 1, "sda", NULL, a);
 	assert_int_equal(ap_links_contested(l, &none, &n), 0);
 	assert_int_equal(n, 0);
-	assert_int_equal(ap_udev_rules_write(file, none, n), 0);
+	assert_int_equal(ap_udev_rules_write(file, none, n, NULL), 0);
 	assert_int_equal(access(file, F_OK), -1);
 	assert_int_equal(errno, ENOENT);
 	/* and nothing there is fine too */
-	assert_int_equal(ap_udev_rules_write(file, none, n), 0);
-	assert_int_equal(ap_udev_rules_write(rulesdir, none, n), 0);
+	assert_int_equal(ap_udev_rules_write(file, none, n, NULL), 0);
+	assert_int_equal(ap_udev_rules_write(rulesdir, none, n, NULL), 0);
 	assert_int_equal(access(rulesfile, F_OK), -1);
 	ap_contests_free(none, n);
 	ap_links_free(l);
 
 	/* a missing directory is an error, not a silent success */
 	snprintf(file, sizeof(file), "%s/missing/x.rules", tmpdir);
-	assert_int_equal(ap_udev_rules_write(file, v, 1), -ENOENT);
+	assert_int_equal(ap_udev_rules_write(file, v, 1, NULL), -ENOENT);
+}
+
+static void put(const char *rel, const char *text)
+{
+	char p[1400];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", tmpdir, rel);
+	f = fopen(p, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void sh(const char *cmd)
+{
+	char c[2048];
+
+	snprintf(c, sizeof(c), "cd '%s' && %s", tmpdir, cmd);
+	assert_int_equal(system(c), 0);
+}
+
+/*
+ * With a sysfs, the disk sequence number is matched too: a disk's own, a
+ * partition's disk's; none, or one that is not a number, is left out.
+ */
+static void test_diskseq(void **state)
+{
+	char *losers[] = { "sdb", "sdc", "sdd" };
+	struct ap_contest v[] = { { "disk/by-label/X", "sda1", losers, 3 } };
+	char sysfs[1200], *text = NULL, *rules;
+
+	sh("mkdir -p sys/class/block sys/devices/sda/sda1 sys/devices/sdb sys/devices/sdc && "
+	   "ln -s ../../devices/sda sys/class/block/sda && "
+	   "ln -s ../../devices/sda/sda1 sys/class/block/sda1 && "
+	   "ln -s ../../devices/sdb sys/class/block/sdb && "
+	   "ln -s ../../devices/sdc sys/class/block/sdc");
+	put("sys/devices/sda/diskseq", "7\n");
+	put("sys/devices/sda/sda1/partition", "1\n");
+	put("sys/devices/sdb/diskseq", "12\n");
+	put("sys/devices/sdc/diskseq", "3\", RUN+=\"x\n");
+	snprintf(sysfs, sizeof(sysfs), "%s/sys", tmpdir);
+
+	assert_int_equal(ap_udev_rules_render(v, 1, sysfs, &text), 1);
+	rules = rule_lines(text);
+	assert_string_equal(rules,
+			    "SUBSYSTEM==\"block\", KERNEL==\"sda1\", ATTRS{diskseq}==\"7\", "
+			    "OPTIONS+=\"link_priority=0\"\n"
+			    "SUBSYSTEM==\"block\", KERNEL==\"sdb\", ATTRS{diskseq}==\"12\", "
+			    "OPTIONS+=\"link_priority=-1\"\n"
+			    "SUBSYSTEM==\"block\", KERNEL==\"sdc\", OPTIONS+=\"link_priority=-1\"\n"
+			    "SUBSYSTEM==\"block\", KERNEL==\"sdd\", OPTIONS+=\"link_priority=-1\"\n");
+	free(rules);
+	free(text);
 }
 
 /* --udev-rules: a writable directory, or a *.rules file in one */
@@ -370,7 +424,7 @@ static void test_path_check(void **state)
 	/* a missing rules.d must not become a file of that name */
 	snprintf(p, sizeof(p), "%s/missing.d", rulesdir);
 	assert_int_equal(ap_udev_rules_check(p), -EINVAL);
-	assert_int_equal(ap_udev_rules_write(p, v, 1), -EINVAL);
+	assert_int_equal(ap_udev_rules_write(p, v, 1, NULL), -EINVAL);
 	assert_int_equal(access(p, F_OK), -1);
 	snprintf(p, sizeof(p), "%s/.rules", rulesdir);
 	assert_int_equal(ap_udev_rules_check(p), -EINVAL);
@@ -380,7 +434,7 @@ static void test_path_check(void **state)
 	assert_int_equal(ap_udev_rules_check(p), -ENOENT);
 	/* a file where the directory should be */
 	snprintf(file, sizeof(file), "%s/x.rules", rulesdir);
-	assert_int_equal(ap_udev_rules_write(file, v, 1), 1);
+	assert_int_equal(ap_udev_rules_write(file, v, 1, NULL), 1);
 	snprintf(p, sizeof(p), "%s/y.rules", file);
 	assert_int_equal(ap_udev_rules_check(p), -ENOTDIR);
 }
@@ -395,6 +449,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_names),
 		cmocka_unit_test_setup_teardown(test_stale_file_removed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_path_check, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_diskseq, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,7 +12,8 @@
 # links must end at asyncprobe's winner either way.  Without the file the
 # same udev gives them to whichever device came last, which is what the
 # rules are for (checked too, so the oracle is known to see the contest),
-# and so it does when the file is masked in /etc/udev/rules.d.
+# and so it does when the file is masked in /etc/udev/rules.d or its disk
+# sequence numbers name other disks.
 set -u
 
 builddir=${top_builddir:-.}
@@ -60,7 +61,7 @@ ok() { n=$((n + 1)); echo "ok $n - $*"; }
 nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
 show() { sed 's/^/#   /' "$@"; }
 
-echo "1..13"
+echo "1..14"
 # 1 (degraded) is what a host with a device asyncprobe may not open gives;
 # a sanitizer's report is a failure whatever the status
 if [ "$status" -le 1 ] && ! grep -q 'Sanitizer' "$work/run.out"; then
@@ -88,9 +89,14 @@ else
 	show "$work/run.out"
 fi
 
-if [ -f "$rules" ] && grep -q "^SUBSYSTEM==\"block\", KERNEL==\"$winner\", OPTIONS+=\"link_priority=0\"$" "$rules" &&
-	grep -q "^SUBSYSTEM==\"block\", KERNEL==\"$loser\", OPTIONS+=\"link_priority=-[1-9][0-9]*\"$" "$rules"; then
-	ok "the rules file ranks $winner above $loser"
+# each matched by its disk's sequence number too: never reused in a boot
+seq_w=$(cat "/sys/class/block/${winner%p1}/diskseq" 2>/dev/null)
+seq_l=$(cat "/sys/class/block/${loser%p1}/diskseq" 2>/dev/null)
+attr_w=${seq_w:+ATTRS\{diskseq\}==\"$seq_w\", }
+attr_l=${seq_l:+ATTRS\{diskseq\}==\"$seq_l\", }
+if [ -f "$rules" ] && grep -q "^SUBSYSTEM==\"block\", KERNEL==\"$winner\", ${attr_w}OPTIONS+=\"link_priority=0\"$" "$rules" &&
+	grep -q "^SUBSYSTEM==\"block\", KERNEL==\"$loser\", ${attr_l}OPTIONS+=\"link_priority=-[1-9][0-9]*\"$" "$rules"; then
+	ok "the rules file ranks $winner above $loser${seq_w:+ (diskseq $seq_w, $seq_l)}"
 else
 	nok "no rules file, or it does not rank $winner above $loser"
 	[ -f "$rules" ] && show "$rules"
@@ -107,7 +113,11 @@ inner() {
 	mknod /dev/null c 1 3
 	if [ "$with" != none ]; then
 		mkdir -p /run/udev/rules.d
-		mount --bind "$work/rules.d" /run/udev/rules.d || exit 1
+		if [ "$with" = stale ]; then
+			mount --bind "$work/stale.d" /run/udev/rules.d || exit 1
+		else
+			mount --bind "$work/rules.d" /run/udev/rules.d || exit 1
+		fi
 	fi
 	if [ "$with" = masked ]; then
 		# as asyncprobe(8) tells an administrator to
@@ -170,6 +180,23 @@ if grep -q '^DEVLINKS=.*/dev/disk/by-partuuid/' "$work/test-$loser.out" &&
 else
 	nok "$loser lost links it does not contest"
 	grep '^DEVLINKS=' "$work/test-$loser.out" | show
+fi
+
+# The same kernel names on other disks (as after an unplug and a plug):
+# the rules no longer apply, udev decides.
+mkdir "$work/stale.d"
+sed 's/ATTRS{diskseq}=="[0-9]*"/ATTRS{diskseq}=="999999999"/' "$rules" >"$work/stale.d/97-asyncprobe-claims.rules"
+if [ -z "$seq_w" ]; then
+	ok "# SKIP the kernel has no diskseq"
+else
+	out=$(run_udev stale "$winner" "$loser")
+	expect=$(for d in "${contested[@]}"; do echo "$d ../../$loser"; done)
+	if [ "$out" = "$expect" ]; then
+		ok "rules for other disk sequence numbers do not apply to $winner and $loser"
+	else
+		nok "rules with other disk sequence numbers still applied"
+		echo "$out" | sed 's/^/#   /'
+	fi
 fi
 
 # Masked by a link to /dev/null in /etc/udev/rules.d: udev decides again.
