@@ -61,7 +61,7 @@ ok() { n=$((n + 1)); echo "ok $n - $*"; }
 nok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
 show() { sed 's/^/#   /' "$@"; }
 
-echo "1..14"
+echo "1..16"
 # 1 (degraded) is what a host with a device asyncprobe may not open gives;
 # a sanitizer's report is a failure whatever the status
 if [ "$status" -le 1 ] && ! grep -q 'Sanitizer' "$work/run.out"; then
@@ -208,6 +208,60 @@ else
 	nok "masking the rules file in /etc/udev/rules.d"
 	echo "$out" | sed 's/^/#   /'
 fi
+
+# The default as an initramfs gets it: `asyncprobe --init` (the unit mode
+# of a systemd initrd and initramfs-tools' script) with links in /dev, in
+# a namespace with its own /dev and /run, writes
+# /run/udev/rules.d/97-asyncprobe-claims.rules, and udev run after it
+# keeps the winner; asyncprobe.udev_rules=0 on the kernel command line
+# writes nothing.
+inner_init() {
+	set -u
+	local d n
+	mount -t tmpfs tmpfs /run || exit 1
+	mount -t tmpfs tmpfs /dev || exit 1
+	mknod /dev/null c 1 3
+	for d in "$@"; do
+		for n in "$d" "$(basename "$(readlink -f "/sys/class/block/$d/..")")"; do
+			IFS=: read -r ma mi <"/sys/class/block/$n/dev"
+			mknod "/dev/$n" b "$ma" "$mi"
+		done
+	done
+	ASYNCPROBE_CMDLINE="$work/cmdline" "$prog" --init --no-modules --include-loop --no-progress \
+		--log-target=stderr >"$work/init.out" 2>&1
+	echo "status $?"
+	ls /run/udev/rules.d 2>/dev/null
+	for d in "$@"; do
+		udevadm test "/sys/class/block/$d" >/dev/null 2>&1
+	done
+	for d in "${contested[@]}"; do
+		echo "$d $(readlink "/dev/$d")"
+	done
+}
+export -f inner_init
+export prog
+for cmdline in "quiet" "quiet asyncprobe.udev_rules=0"; do
+	echo "$cmdline" >"$work/cmdline"
+	out=$(unshare -m --propagation private bash -c 'contested=($contested_list); inner_init "$@"' \
+		inner_init "$winner" "$loser" 2>&1)
+	if [ "$cmdline" = quiet ]; then
+		want=$winner file="97-asyncprobe-claims.rules"
+		what="--init: the default rules file in /run/udev/rules.d keeps the links at $winner"
+	else
+		want=$loser file=
+		what="--init with asyncprobe.udev_rules=0: no rules file, udev gives them to $loser"
+	fi
+	expect=$(echo "status 1"; [ -z "$file" ] || echo "$file"
+		for d in "${contested[@]}"; do echo "$d ../../$want"; done)
+	# 1: devices of this host that the namespace's /dev has no node for
+	if [ "$out" = "$expect" ] || [ "$out" = "${expect/status 1/status 0}" ]; then
+		ok "$what"
+	else
+		nok "$what"
+		echo "$out" | sed 's/^/#   /'
+		show "$work/init.out"
+	fi
+done
 
 # A run without contested links removes the file of the earlier one.
 "$prog" --no-modules --no-progress --log-target=stderr --dev-dir="$work/dev" \
