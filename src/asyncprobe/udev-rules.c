@@ -33,11 +33,11 @@
  * to /dev/null) masks it, as udev(7) describes.
  *
  * Devices are matched by KERNEL name and, where the kernel has one (5.15
- * and later), ATTRS{diskseq}: a kernel name freed by an unplugged disk can
- * go to the next one plugged in, a disk sequence number never does.  Link names
- * only appear in comments, escaped; a kernel name that is not plain
- * ([A-Za-z0-9._:+-], '/' as '!') is refused, so nothing read from a disk
- * ever becomes rule syntax.
+ * and later), ATTRS{diskseq}: a kernel name freed by an unplugged disk
+ * can go to the next one plugged in, a disk sequence number never does.
+ * Link names only appear in comments, escaped; a kernel name that is not
+ * plain ([A-Za-z0-9._:+-], '/' as '!') is refused, so nothing read from a
+ * disk ever becomes rule syntax.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
@@ -521,25 +521,30 @@ int ap_udev_rules_finish(struct ap_links *l)
 		log_debug("dry run: no udev rules written");
 		return 0;
 	}
+	if (path && strcmp(path, "none") == 0)
+		return 0;
+	/* the default: where the real system's udev will read it */
+	if (!path && (!(ap_cfg.init_mode || in_initramfs()) || strcmp(ap_cfg.dev_dir, "/dev") != 0))
+		return 0;
+	r = ap_links_contested(l, &v, &n);
+	if (r < 0) {
+		log_error("udev rules %s: %s", path ? path : AP_UDEV_RULES_DIR, strerror(-r));
+		return r;
+	}
 	if (!path) {
-		/* the default: where the real system's udev will read it */
-		if (!(ap_cfg.init_mode || in_initramfs()) || strcmp(ap_cfg.dev_dir, "/dev") != 0)
-			return 0;
 		path = AP_UDEV_RULES_DIR;
+		if (n == 0 && access(path, F_OK) < 0) {
+			ap_contests_free(v, n);
+			return 0;       /* nothing to write, nothing stale */
+		}
 		if ((mkdir("/run/udev", 0755) < 0 && errno != EEXIST) ||
 		    (mkdir(path, 0755) < 0 && errno != EEXIST)) {
 			r = -errno;
-			log_warning("cannot create %s: %s; udev may move contested links", path,
-				    strerror(-r));
+			ap_contests_free(v, n);
+			log_error("cannot create %s: %s; udev may move contested links", path,
+				  strerror(-r));
 			return r;
 		}
-	} else if (strcmp(path, "none") == 0) {
-		return 0;
-	}
-	r = ap_links_contested(l, &v, &n);
-	if (r < 0) {
-		log_error("udev rules %s: %s", path, strerror(-r));
-		return r;
 	}
 	r = ap_udev_rules_write(path, v, n, "/sys");
 	ap_contests_free(v, n);
