@@ -32,7 +32,7 @@ static int setup(void **state)
 {
 	const char *t = getenv("TMPDIR");
 
-	snprintf(tmpdir, sizeof(tmpdir), "%s/test-udev-rules.XXXXXX", t ? t : "/tmp");
+	snprintf(tmpdir, sizeof(tmpdir), "%s/test-claim-rules.XXXXXX", t ? t : "/tmp");
 	if (!mkdtemp(tmpdir))
 		return -1;
 	snprintf(devdir, sizeof(devdir), "%s/dev", tmpdir);
