@@ -129,12 +129,14 @@ enum node_state {
 struct ap_node {
 	struct ap_engine *e;
 	struct ap_node *parent;
-	struct ap_node *fifo_next;      /* engine lock */
+	struct ap_node *fifo_next;      /* engine lock: the sequential stack */
+	struct ap_node *o_prev, *o_next;        /* engine lock: publication order */
 	enum node_state state;          /* engine lock */
 	bool discovery;                 /* the enumeration call */
 	bool hotplug;                   /* appeared after coldplug */
 	enum ap_kind kind;
-	async_cookie_t cookie;
+	async_cookie_t cookie;          /* engine lock: its number in publication order, 0 until its turn */
+	async_cookie_t call;            /* libasync's cookie of its call (trace, async_abandon) */
 	char *syspath;
 	char *sysname;
 	char *subsystem;
@@ -153,9 +155,10 @@ struct ap_node {
 	char *error_what;
 	int links_failed;
 
-	struct ap_found_list found;     /* enumerated before the sync */
-	struct ap_node **children;      /* registered after it, spawned last */
+	struct ap_found_list found;     /* enumerated by its call */
+	struct ap_node **children;      /* registered and spawned when it is ready */
 	size_t n_children;
+	struct ap_namelist names;       /* block devices: computed by its call, published at its turn */
 
 	uint64_t t_spawn, t_start, t_sync0, t_sync1, t_end;
 
@@ -163,6 +166,8 @@ struct ap_node {
 	const char *phase;              /* engine lock: the step it is in */
 	uint64_t t_progress;            /* engine lock: when that step began */
 	bool at_sync;                   /* engine lock: reached step 2, cannot be abandoned */
+	bool ready;                     /* engine lock: step 2 passed, waits for its turn */
+	bool sealed;                    /* engine lock: published, abandoned or stopped; children in the order */
 	bool abandoned;                 /* engine lock: given up on; publishes nothing */
 	bool abandoned_returned;        /* engine lock: ... and its call has returned */
 	bool stopped;                   /* engine lock: skipped, dropped or abandoned on a stop request */
@@ -177,9 +182,14 @@ struct ap_engine {
 	size_t n_nodes, allocated;
 	struct ap_node **by_path;       /* lock: the same, hashed by syspath (open addressing) */
 	size_t by_path_size;            /* lock: a power of two, at least twice n_nodes */
-	struct ap_node *fifo_head, *fifo_tail;  /* lock */
-	unsigned int pending;           /* lock: spawned and not finished */
-	unsigned int done;              /* lock */
+	struct ap_node *fifo_head;      /* lock: sequential mode, calls to run (a stack) */
+	unsigned int in_flight;         /* lock: sequential mode, a call handed to libasync */
+	struct ap_node *order_head, *order_tail;        /* lock: publication order */
+	struct ap_node *frontier;       /* lock: the first node in it not sealed */
+	async_cookie_t order_seq;       /* lock: the last number given in that order */
+	bool pumping;                   /* lock: a thread is publishing the frontier */
+	unsigned int pending;           /* lock: nodes in the order not sealed */
+	unsigned int done;              /* lock: ... sealed */
 	bool coldplug_done;             /* lock */
 	char **backlog;                 /* lock: uevent adds seen during coldplug */
 	size_t n_backlog;
@@ -283,6 +293,7 @@ static void node_free(struct ap_node *n)
 	free(n->loads);
 	free(n->children);
 	ap_found_list_free(&n->found);
+	ap_namelist_free(&n->names);
 	free(n);
 }
 
@@ -407,28 +418,76 @@ static struct ap_node *node_register_locked(struct ap_engine *e, const char *sys
 	return n;
 }
 
+/* ------------------------------------------------------ publication order */
+
+/* The frontier moves to @n: its number in the order is given now. */
+static void frontier_set_locked(struct ap_engine *e, struct ap_node *n)
+{
+	e->frontier = n;
+	if (n && !n->cookie)
+		n->cookie = ++e->order_seq;
+}
+
 /*
- * Hand a node to libasync.  From inside a call this is the call's last act
- * (rule ii).  Sequentially it only queues (rule iii); the top level drains.
+ * Put @n into the order right after @after (NULL: at the end).  A parent
+ * inserts its children, in sorted order, right after itself before it is
+ * sealed, so they come before every node its later siblings and their
+ * subtrees will insert: depth first.
+ */
+static void order_insert_locked(struct ap_engine *e, struct ap_node *after, struct ap_node *n)
+{
+	if (!after)
+		after = e->order_tail;
+	n->o_prev = after;
+	n->o_next = after ? after->o_next : e->order_head;
+	if (n->o_next)
+		n->o_next->o_prev = n;
+	else
+		e->order_tail = n;
+	if (after)
+		after->o_next = n;
+	else
+		e->order_head = n;
+	e->pending++;
+	if (!e->frontier)
+		frontier_set_locked(e, n);      /* after coldplug: a hotplug with nothing ahead */
+}
+
+/*
+ * @n is published, abandoned or stopped, and its children are in the order
+ * (or never will be): nodes after it no longer wait for it.
+ */
+static void seal_locked(struct ap_engine *e, struct ap_node *n)
+{
+	if (n->sealed)
+		return;
+	n->sealed = true;
+	n->ready = false;
+	e->pending--;
+	e->done++;
+	while (e->frontier && e->frontier->sealed)
+		frontier_set_locked(e, e->frontier->o_next);
+	pthread_cond_broadcast(&e->cond);
+}
+
+/*
+ * Hand a node to libasync: at once concurrently; sequentially it is pushed
+ * on a stack which the top level pops one call at a time (rule iii).
  */
 static void ap_spawn(struct ap_engine *e, struct ap_node *n)
 {
 	pthread_mutex_lock(&e->lock);
 	if (e->stopping) {
 		n->stopped = true;      /* never scheduled */
+		seal_locked(e, n);
 		pthread_mutex_unlock(&e->lock);
 		return;
 	}
 	n->state = NODE_SPAWNED;
 	n->t_spawn = ap_now_ns();
-	e->pending++;
 	if (!e->parallel) {
-		n->fifo_next = NULL;
-		if (e->fifo_tail)
-			e->fifo_tail->fifo_next = n;
-		else
-			e->fifo_head = n;
-		e->fifo_tail = n;
+		n->fifo_next = e->fifo_head;
+		e->fifo_head = n;
 		pthread_cond_broadcast(&e->cond);
 		pthread_mutex_unlock(&e->lock);
 		return;
@@ -437,18 +496,31 @@ static void ap_spawn(struct ap_engine *e, struct ap_node *n)
 	async_schedule(node_run, n);
 }
 
-/* Sequential mode: run queued calls, in FIFO order, from the top level. */
+/* Spawn @n's children: concurrently in their order, sequentially pushed in reverse. */
+static void spawn_children(struct ap_engine *e, struct ap_node *n)
+{
+	size_t i;
+
+	for (i = 0; i < n->n_children; i++)
+		ap_spawn(e, n->children[e->parallel ? i : n->n_children - 1 - i]);
+}
+
+/*
+ * Sequential mode: run the call on top of the stack once the one before it
+ * has returned (or was abandoned).  Calls so run in depth-first order,
+ * which is the publication order: a call's turn has always come when it
+ * is ready.
+ */
 static void drain(struct ap_engine *e)
 {
 	for (;;) {
 		struct ap_node *n;
 
 		pthread_mutex_lock(&e->lock);
-		n = e->fifo_head;
+		n = e->in_flight ? NULL : e->fifo_head;
 		if (n) {
 			e->fifo_head = n->fifo_next;
-			if (!e->fifo_head)
-				e->fifo_tail = NULL;
+			e->in_flight++;
 		}
 		pthread_mutex_unlock(&e->lock);
 		if (!n)
@@ -680,10 +752,9 @@ out:
 }
 
 /*
- * Enumerate the devices @n owns (slow part; before the sync).  They are
- * registered as its children only after the sync (adopt_children()), so
- * when two parents could claim one device (an NVMe multipath head behind
- * two controllers) the lower cookie wins, in every mode.
+ * Enumerate the devices @n owns (slow part; before step 2).  They are
+ * registered as its children, put into the order and spawned at step 2
+ * (call_ready()), unless the call was abandoned by then.
  */
 static void collect_children(struct udev *udev, struct ap_node *n)
 {
@@ -712,26 +783,54 @@ static void collect_children(struct udev *udev, struct ap_node *n)
 	}
 }
 
-/* After the sync: register what collect_children() found, skipping known devices. */
-static void adopt_children(struct udev *udev, struct ap_node *n)
+/* ------------------------------------------------------------- the calls */
+
+/*
+ * Step 2: the call's work is done.  Decided under the engine lock, against
+ * abandon_locked(): an abandoned call stops here; a stop request seals the
+ * node unpublished; otherwise its children are registered and put into the
+ * order right after it, and it is ready to publish at its turn.  Then the
+ * children are described and spawned (whatever their place in the order).
+ */
+static void call_ready(struct udev *udev, struct ap_node *n)
 {
 	struct ap_engine *e = n->e;
+	struct ap_node *after = n;
 	size_t i;
 
 	n->children = calloc(n->found.n ? n->found.n : 1, sizeof(*n->children));
-	if (!n->children) {
+	n->t_sync0 = ap_now_ns();
+	pthread_mutex_lock(&e->lock);
+	if (n->abandoned) {
+		n->sync_result = -1;
+		pthread_mutex_unlock(&e->lock);
 		ap_found_list_free(&n->found);
 		return;
 	}
-	pthread_mutex_lock(&e->lock);
-	for (i = 0; i < n->found.n; i++) {
+	n->at_sync = true;
+	if (e->stopping) {
+		n->stopped = true;
+		n->sync_result = -1;
+		seal_locked(e, n);
+		pthread_mutex_unlock(&e->lock);
+		ap_found_list_free(&n->found);
+		return;
+	}
+	for (i = 0; n->children && i < n->found.n; i++) {
 		struct ap_node *c = node_register_locked(e, n->found.v[i].syspath,
 							 n->found.v[i].kind, n);
 
-		if (c)
-			n->children[n->n_children++] = c;
+		if (!c)
+			continue;
+		n->children[n->n_children++] = c;
+		order_insert_locked(e, after, c);
+		after = c;
 	}
+	n->sync_result = 1;
+	n->ready = true;
 	pthread_mutex_unlock(&e->lock);
+	ap_found_list_free(&n->found);
+
 	for (i = 0; i < n->n_children; i++) {
 		struct udev_device *d = udev_device_new_from_syspath(udev, n->children[i]->syspath);
 
@@ -740,43 +839,65 @@ static void adopt_children(struct udev *udev, struct ap_node *n)
 			udev_device_unref(d);
 		}
 	}
-	ap_found_list_free(&n->found);
+	spawn_children(e, n);
 }
 
-/* ------------------------------------------------------------- the calls */
+static void print_new_links(struct ap_engine *e);
+
+/* Publish @n at its turn: its links (block devices); nothing for the others. */
+static void publish(struct ap_engine *e, struct ap_node *n)
+{
+	uint64_t t0;
+
+	n->t_sync1 = ap_now_ns();
+	ap_trace_phase(n->call, "sync", n->t_sync0, n->t_sync1);
+	if (e->links && n->devname &&
+	    (n->kind == AP_KIND_DISK || n->kind == AP_KIND_PARTITION)) {
+		t0 = ap_now_ns();
+		n->links_failed = ap_links_publish(e->links, n->cookie, n->devname,
+						   n->kind == AP_KIND_PARTITION && n->parent
+						   ? n->parent->devname : NULL, &n->names);
+		ap_trace_phase(n->call, "links", t0, ap_now_ns());
+		print_new_links(e);
+		pthread_mutex_lock(&e->lock);
+		e->publish_seq++;
+		pthread_cond_broadcast(&e->cond);
+		pthread_mutex_unlock(&e->lock);
+	}
+	ap_namelist_free(&n->names);
+}
 
 /*
- * Step 2.  Returns true when the call may publish; false when it was
- * abandoned before it got here (decided under the engine lock, against
- * abandon_locked()).  Idempotent.
+ * Publish what can be: while the frontier (the first node not sealed) is
+ * ready, publish it and seal it.  Called by every thread that may have
+ * made the frontier ready or sealed a node; one of them publishes at a
+ * time (pumping), the others leave it to that one, which looks again
+ * after each node.  No thread ever waits for its turn.  After a stop
+ * request the nodes are sealed unpublished: the links made stay a prefix
+ * of the order.
  */
-static bool sync_own_cookie(struct ap_node *n)
+static void pump(struct ap_engine *e)
 {
-	struct ap_engine *e = n->e;
+	pthread_mutex_lock(&e->lock);
+	while (!e->pumping && e->frontier && e->frontier->ready) {
+		struct ap_node *n = e->frontier;
+		bool stopping = e->stopping;
 
-	if (n->sync_result)
-		return n->sync_result > 0;
-	n->t_sync0 = ap_now_ns();
-	pthread_mutex_lock(&e->lock);
-	if (!n->abandoned)
-		n->at_sync = true;
-	if (e->stopping && !n->abandoned)
-		n->stopped = true;
-	n->sync_result = n->abandoned || n->stopped ? -1 : 1;
-	pthread_mutex_unlock(&e->lock);
-	if (n->sync_result < 0)
-		return false;
-	async_synchronize_cookie(n->cookie);
-	n->t_sync1 = ap_now_ns();
-	ap_trace_phase(n->cookie, "sync", n->t_sync0, n->t_sync1);
-	/* every lower cookie is done: a stop seen now keeps the tree a prefix */
-	pthread_mutex_lock(&e->lock);
-	if (e->stopping) {
-		n->stopped = true;
-		n->sync_result = -1;
+		e->pumping = true;
+		if (stopping) {
+			n->stopped = true;
+			n->sync_result = -1;
+		}
+		pthread_mutex_unlock(&e->lock);
+		if (!stopping)
+			publish(e, n);
+		else
+			ap_namelist_free(&n->names);
+		pthread_mutex_lock(&e->lock);
+		e->pumping = false;
+		seal_locked(e, n);
 	}
 	pthread_mutex_unlock(&e->lock);
-	return n->sync_result > 0;
 }
 
 static void load_modules(struct ap_node *n, const char *who)
@@ -789,7 +910,7 @@ static void load_modules(struct ap_node *n, const char *who)
 	node_step(n, "loading its driver");
 	t0 = ap_now_ns();
 	n->mod_failed += ap_modules_load_alias(e->mods, n->modalias, who, &n->loads, &n->n_loads);
-	ap_trace_phase(n->cookie, "modprobe", t0, ap_now_ns());
+	ap_trace_phase(n->call, "modprobe", t0, ap_now_ns());
 }
 
 static bool any_module_ok(const struct ap_node *n)
@@ -852,7 +973,7 @@ static void run_controller(struct ap_node *n, struct udev *udev)
 			if (ap_monitor_wait(n->e->mon, pred_has_child, &w, timeout) < 0)
 				log_warning("%s: no SCSI device after %u ms", n->sysname, timeout);
 		}
-		ap_trace_phase(n->cookie, "wait", t0, ap_now_ns());
+		ap_trace_phase(n->call, "wait", t0, ap_now_ns());
 	}
 	if (n->e->modules_on)
 		ap_modules_note_unbound(n->e->mods, n->modalias, n->sysname, n->syspath, n->driver,
@@ -889,7 +1010,7 @@ static void run_scsi(struct ap_node *n, struct udev *udev)
 				    ap_cfg.device_timeout_ms);
 			node_fail(n, -ETIMEDOUT, "no block device");
 		}
-		ap_trace_phase(n->cookie, "wait", t0, ap_now_ns());
+		ap_trace_phase(n->call, "wait", t0, ap_now_ns());
 	}
 	d = udev_device_new_from_syspath(udev, n->syspath);
 	if (d) {
@@ -925,7 +1046,6 @@ static void print_new_links(struct ap_engine *e)
 static void run_block(struct ap_node *n, struct udev *udev)
 {
 	struct ap_engine *e = n->e;
-	struct ap_namelist names = {};
 	struct udev_device *d;
 	uint64_t t0;
 	int r;
@@ -942,17 +1062,17 @@ static void run_block(struct ap_node *n, struct udev *udev)
 	} else {
 		node_fail(n, -ENODEV, "no device node");
 	}
-	ap_trace_phase(n->cookie, "probe", t0, ap_now_ns());
+	ap_trace_phase(n->call, "probe", t0, ap_now_ns());
 
 	d = udev_device_new_from_syspath(udev, n->syspath);
 	if (d && e->links) {
-		/* Names are pure computation (and SG_IO inquiries): before the sync. */
+		/* Names are pure computation (and SG_IO inquiries): before step 2. */
 		node_step(n, "computing its names");
 		t0 = ap_now_ns();
-		r = ap_names_for_device(d, &n->fs, &names);
+		r = ap_names_for_device(d, &n->fs, &n->names);
 		if (r < 0)
 			log_warning("%s: cannot compute link names: %s", n->devname, strerror(-r));
-		ap_trace_phase(n->cookie, "names", t0, ap_now_ns());
+		ap_trace_phase(n->call, "names", t0, ap_now_ns());
 	}
 	if (n->kind == AP_KIND_DISK)
 		collect_children(udev, n);
@@ -963,25 +1083,6 @@ static void run_block(struct ap_node *n, struct udev *udev)
 		 n->fs.type ? n->fs.type : n->fs.pttype ? n->fs.pttype : "-",
 		 n->fs.label ? " label=" : "", n->fs.label ? n->fs.label : "",
 		 n->fs.uuid ? " uuid=" : "", n->fs.uuid ? n->fs.uuid : "");
-
-	if (!sync_own_cookie(n)) {
-		ap_namelist_free(&names);
-		return;
-	}
-
-	if (e->links && n->devname) {
-		t0 = ap_now_ns();
-		n->links_failed = ap_links_publish(e->links, n->cookie, n->devname,
-						   n->kind == AP_KIND_PARTITION && n->parent
-						   ? n->parent->devname : NULL, &names);
-		ap_trace_phase(n->cookie, "links", t0, ap_now_ns());
-		print_new_links(e);
-		pthread_mutex_lock(&e->lock);
-		e->publish_seq++;
-		pthread_cond_broadcast(&e->cond);
-		pthread_mutex_unlock(&e->lock);
-	}
-	ap_namelist_free(&names);
 }
 
 static void node_run(void *data, async_cookie_t cookie)
@@ -989,17 +1090,18 @@ static void node_run(void *data, async_cookie_t cookie)
 	struct ap_node *n = data;
 	struct ap_engine *e = n->e;
 	struct udev *udev;
-	size_t i;
 	char label[300];
 	bool skip;
 
 	n->t_start = ap_now_ns();
 	pthread_mutex_lock(&e->lock);
-	n->cookie = cookie;
+	n->call = cookie;
 	n->state = NODE_RUNNING;
 	n->phase = "starting";
 	n->t_progress = n->t_start;
 	skip = n->stopped = e->stopping;
+	if (skip)
+		seal_locked(e, n);
 	pthread_mutex_unlock(&e->lock);
 	if (skip)
 		goto done;
@@ -1011,6 +1113,7 @@ static void node_run(void *data, async_cookie_t cookie)
 	udev = udev_new();
 	if (!udev) {
 		node_fail(n, -ENOMEM, "out of memory");
+		call_ready(NULL, n);    /* no children: udev is not used */
 	} else {
 		if (n->discovery)
 			run_discovery(n, udev);
@@ -1020,9 +1123,7 @@ static void node_run(void *data, async_cookie_t cookie)
 			run_scsi(n, udev);
 		else
 			run_block(n, udev);
-		/* run_block synchronized before publishing */
-		if (sync_own_cookie(n))
-			adopt_children(udev, n);
+		call_ready(udev, n);
 		udev_unref(udev);
 	}
 
@@ -1043,17 +1144,15 @@ static void node_run(void *data, async_cookie_t cookie)
 	}
 	pthread_mutex_unlock(&e->lock);
 
-	/* Rule (ii): children are spawned last, in topological order. */
-	for (i = 0; i < n->n_children; i++)
-		ap_spawn(e, n->children[i]);
-
 done:
+	/* its own turn may have come, or it was the one the frontier waited for */
+	pump(e);
 	n->t_end = ap_now_ns();
 	pthread_mutex_lock(&e->lock);
 	n->state = NODE_DONE;
 	n->phase = NULL;
-	e->done++;
-	e->pending--;
+	if (!e->parallel)
+		e->in_flight--;
 	pthread_cond_broadcast(&e->cond);
 	pthread_mutex_unlock(&e->lock);
 	progress_update(e, n);
@@ -1135,8 +1234,10 @@ static void hotplug_one(struct ap_engine *e, const char *syspath)
 		goto out;
 	}
 	n = node_register_locked(e, syspath, kind, parent);
-	if (n)
+	if (n) {
 		n->hotplug = true;
+		order_insert_locked(e, NULL, n);        /* at the end: its number depends on timing */
+	}
 	pthread_mutex_unlock(&e->lock);
 	if (n) {
 		node_describe(n, d);
@@ -1208,7 +1309,7 @@ static void coldplug_complete(struct ap_engine *e)
 /* Give up on a hung call (engine lock held).  See "A call that hangs". */
 static void abandon_locked(struct ap_engine *e, struct ap_node *n, uint64_t now)
 {
-	int r = async_abandon(n->cookie);
+	int r = async_abandon(n->call);
 
 	if (r < 0) {
 		/* -ENOENT: it has just returned; -EAGAIN cannot be (it runs) */
@@ -1218,15 +1319,16 @@ static void abandon_locked(struct ap_engine *e, struct ap_node *n, uint64_t now)
 	}
 	n->abandoned = true;
 	n->t_abandoned = now;
-	e->pending--;
+	if (!e->parallel)
+		e->in_flight--; /* the next call may run */
 	e->n_abandoned++;
 	e->abandoned_running++;
 	log_error("%s: abandoned, no answer after %.1f s %s (--device-timeout %u ms + %u ms); "
 		  "its call keeps running but publishes nothing, later devices go on",
 		  node_label(n), ms_since(n->t_progress, now) / 1000.0,
 		  n->phase ? n->phase : "", ap_cfg.device_timeout_ms, AP_HANG_SLACK_MS);
-	ap_trace_mark(n->cookie, "abandoned", now);
-	pthread_cond_broadcast(&e->cond);
+	ap_trace_mark(n->call, "abandoned", now);
+	seal_locked(e, n);      /* later nodes go on; the caller pumps */
 }
 
 /* Abandon every call stuck in one step for too long (engine lock held). */
@@ -1266,14 +1368,16 @@ static void stop_if_requested_locked(struct ap_engine *e)
 		struct ap_node *n = e->nodes[i];
 
 		if ((n->state != NODE_RUNNING && n->state != NODE_COLLECTED) || n->at_sync ||
-		    n->abandoned || async_abandon(n->cookie) < 0)
+		    n->abandoned || async_abandon(n->call) < 0)
 			continue;
 		n->abandoned = n->stopped = true;
 		n->t_abandoned = now;
-		e->pending--;
+		if (!e->parallel)
+			e->in_flight--;
 		e->abandoned_running++;
+		seal_locked(e, n);
 		n_busy++;
-		ap_trace_mark(n->cookie, "stopped", now);
+		ap_trace_mark(n->call, "stopped", now);
 	}
 	log_notice("stopping on %s: %u call%s in progress left unfinished, no further device "
 		   "is probed or published", stop_signal() == SIGINT ? "SIGINT" : "SIGTERM",
@@ -1296,6 +1400,7 @@ static void settle(struct ap_engine *e, bool (*until)(struct ap_engine *, const 
 		pthread_mutex_lock(&e->lock);
 		stop_if_requested_locked(e);
 		pthread_mutex_unlock(&e->lock);
+		pump(e);        /* abandoned or stopped nodes may have let the frontier on */
 		drain(e);
 		pthread_mutex_lock(&e->lock);
 		idle = e->pending == 0 && !e->fifo_head;
@@ -1312,7 +1417,7 @@ static void settle(struct ap_engine *e, bool (*until)(struct ap_engine *, const 
 		if (idle)
 			return;
 		pthread_mutex_lock(&e->lock);
-		while (e->pending > 0 && !e->fifo_head) {
+		while (e->pending > 0 && !(e->fifo_head && !e->in_flight)) {
 			uint64_t seq = e->publish_seq;
 			unsigned int pend = e->pending;
 			uint64_t now = ap_now_ns(), wake = now + AP_HANG_CHECK_MS * 1000000ULL;
@@ -1326,6 +1431,8 @@ static void settle(struct ap_engine *e, bool (*until)(struct ap_engine *, const 
 			pthread_cond_timedwait(&e->cond, &e->lock, &ts);
 			stop_if_requested_locked(e);
 			abandon_hung_locked(e);
+			if (e->frontier && e->frontier->ready && !e->pumping)
+				break;  /* to pump */
 			if (until && (e->publish_seq != seq || e->pending != pend))
 				break;
 		}
@@ -1424,8 +1531,10 @@ int ap_engine_start(struct ap_engine **ret)
 
 	pthread_mutex_lock(&e->lock);
 	disc = node_register_locked(e, "", AP_KIND_NONE, NULL);
-	if (disc)
+	if (disc) {
 		*path_slot_locked(e, "") = NULL;   /* out of the index; the only node, no chain broken */
+		order_insert_locked(e, NULL, disc);     /* the head of the order: cookie 1 */
+	}
 	pthread_mutex_unlock(&e->lock);
 	if (!disc) {
 		ap_engine_free(e);
@@ -1434,7 +1543,7 @@ int ap_engine_start(struct ap_engine **ret)
 	free(disc->syspath);
 	disc->syspath = NULL;   /* never matches a device */
 	disc->discovery = true;
-	ap_spawn(e, disc);      /* rule (i): cookie 1 */
+	ap_spawn(e, disc);
 
 	/* Sequentially, everything runs here; concurrently, this returns at once. */
 	if (!e->parallel)

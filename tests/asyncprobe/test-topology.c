@@ -218,10 +218,11 @@ static char *cookie_order(const char *manifest)
 	return buf;
 }
 
+/* depth first: each controller with its whole subtree before the next */
 static const char expected_order[] =
-	"0000:00:03.0 virtio2 0000:00:04.0 0000:00:10.0 0000:00:1f.2 "
-	"2:0:2:0 2:0:10:0 10:0:0:0 nvme0n2 nvme0n10 3:0:0:0 0:0:0:0 1:0:0:0 "
-	"sdc sdd sde sda sdb sda1 sda2 sda10";
+	"0000:00:03.0 virtio2 2:0:2:0 sdc 2:0:10:0 sdd 10:0:0:0 sde "
+	"0000:00:04.0 nvme0n2 nvme0n10 0000:00:10.0 3:0:0:0 "
+	"0000:00:1f.2 0:0:0:0 sda sda1 sda2 sda10 1:0:0:0 sdb";
 
 static void test_program(void)
 {
@@ -259,7 +260,7 @@ static void test_program(void)
 			const char *got = cookie_order(m);
 
 			ok(strcmp(got, expected_order) == 0,
-			   "cookie order is topological, breadth first: got \"%s\"", got);
+			   "cookie order is topological, depth first: got \"%s\"", got);
 			ref = m;
 			continue;
 		}
