@@ -12,7 +12,9 @@
  *  - the asyncprobe program on that tree: the cookie of every device, in
  *    sequential mode, with --fastboot, and both under ASYNC_CHAOS; the
  *    manifests (timings stripped) must be byte-identical;
- *  - a disk that appears (with its uevent) while its SCSI device waits.
+ *  - a disk that appears (with its uevent) while its SCSI device waits;
+ *  - a later controller's disk probed while an earlier controller's SCSI
+ *    device still waits for its own, but published after that subtree.
  *
  * Re-executes itself under libumockdev-preload when not already there.
  * Prints TAP.
@@ -393,6 +395,141 @@ static void test_late_disk(void)
 	g_object_unref(tb);
 }
 
+
+/*
+ * Probing does not wait for publication: an earlier controller's SCSI
+ * device waits for its disk (sdz appears after 1.5 s), while a later
+ * controller's disk (sdy) is there at once.  With --fastboot sdy must be
+ * probed before sdz appears, yet published after it: the cookie is the
+ * place in publication order, controller 00:07.0 with its whole subtree
+ * before controller 00:08.0.
+ */
+static const char second_ctrl[] =
+	"P: /devices/pci0000:00/0000:00:08.0\n"
+	"E: SUBSYSTEM=pci\n"
+	"A: class=0x010601\n"
+	"L: driver=../../../bus/pci/drivers/ahci\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:08.0/ata6\n"
+	"E: SUBSYSTEM=ata_port_dummy\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:08.0/ata6/host6\n"
+	"E: DEVTYPE=scsi_host\n"
+	"E: SUBSYSTEM=scsi\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:08.0/ata6/host6/target6:0:0\n"
+	"E: DEVTYPE=scsi_target\n"
+	"E: SUBSYSTEM=scsi\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:08.0/ata6/host6/target6:0:0/6:0:0:0\n"
+	"E: DEVTYPE=scsi_device\n"
+	"E: SUBSYSTEM=scsi\n"
+	"A: type=0\n"
+	"L: driver=../../../../../../../bus/scsi/drivers/sd\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:08.0/ata6/host6/target6:0:0/6:0:0:0/block/sdy\n"
+	"N: sdy\n"
+	"E: DEVNAME=/dev/sdy\n"
+	"E: DEVTYPE=disk\n"
+	"E: SUBSYSTEM=block\n"
+	"A: size=2048\n";
+
+/* The manifest line of the device named @name: its cookie and start time. */
+static bool manifest_entry(const char *m, const char *name, unsigned long long *cookie,
+			   double *start_ms)
+{
+	char key[128];
+	const char *hit, *line, *c, *t;
+
+	snprintf(key, sizeof(key), "\"name\":\"%s\"", name);
+	hit = m ? strstr(m, key) : NULL;
+	if (!hit)
+		return false;
+	for (line = hit; line > m && line[-1] != '\n'; line--)
+		;
+	c = strstr(line, "{\"cookie\":");
+	t = strstr(hit, "\"start_ms\":");
+	if (!c || c > hit || !t || (strchr(hit, '\n') && t > strchr(hit, '\n')))
+		return false;
+	*cookie = strtoull(c + 10, NULL, 10);
+	*start_ms = strtod(t + 11, NULL);
+	return true;
+}
+
+static void test_probe_before_turn(void)
+{
+	const char *top = getenv("top_builddir");
+	char dir[] = "/tmp/ap-turn.XXXXXX", json[300], prog[4096], jarg[400];
+	unsigned long long cz = 0, cy = 0, c7 = 0, c8 = 0, cs5 = 0, cs6 = 0;
+	double tz = 0, ty = 0, t;
+	UMockdevTestbed *tb;
+	GError *error = NULL;
+	FILE *f;
+	char *m = NULL;
+	size_t len = 0;
+	pid_t pid;
+	int status = -1, i;
+
+	tb = umockdev_testbed_new();
+	if (!umockdev_testbed_add_from_string(tb, late_tree, &error) ||
+	    !umockdev_testbed_add_from_string(tb, second_ctrl, &error) || !mkdtemp(dir)) {
+		ok(false, "two-controller tree: %s", error ? error->message : strerror(errno));
+		g_object_unref(tb);
+		return;
+	}
+	snprintf(json, sizeof(json), "%s/turn.json", dir);
+	snprintf(jarg, sizeof(jarg), "--json=%s", json);
+	snprintf(prog, sizeof(prog), "%s/src/asyncprobe/asyncprobe", top ? top : ".");
+	pid = fork();
+	if (pid == 0) {
+		setenv("ASYNCPROBE_CMDLINE", "/dev/null", 1);
+		execl(prog, prog, "--no-modules", "--no-links", "-q", "--no-progress",
+		      "--device-timeout=30", "--fastboot", jarg, (char *)NULL);
+		_exit(127);
+	}
+	usleep(1500 * 1000);
+	if (!umockdev_testbed_add_from_string(tb, late_disk, &error))
+		ok(false, "adding the disk: %s", error ? error->message : "?");
+	umockdev_testbed_uevent(tb, "/sys/devices/pci0000:00/0000:00:07.0/ata5/host5/target5:0:0/5:0:0:0/block/sdz", "add");
+	for (i = 0; i < 200; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			break;
+		usleep(100 * 1000);
+	}
+	if (i == 200) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	ok(WIFEXITED(status) && (WEXITSTATUS(status) == AP_EXIT_OK ||
+				 WEXITSTATUS(status) == AP_EXIT_DEGRADED),
+	   "two controllers, the first one's disk late: asyncprobe ran (status %d)",
+	   WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	f = fopen(json, "re");
+	if (f) {
+		if (getdelim(&m, &len, '\0', f) < 0) {
+			free(m);
+			m = NULL;
+		}
+		fclose(f);
+	}
+	ok(manifest_entry(m, "sdz", &cz, &tz) && manifest_entry(m, "sdy", &cy, &ty) &&
+	   manifest_entry(m, "0000:00:07.0", &c7, &t) && manifest_entry(m, "0000:00:08.0", &c8, &t) &&
+	   manifest_entry(m, "5:0:0:0", &cs5, &t) && manifest_entry(m, "6:0:0:0", &cs6, &t),
+	   "the manifest lists both controllers, SCSI devices and disks");
+	ok(ty > 0 && ty < tz && tz >= 1000.0,
+	   "the later controller's disk was probed at %.0f ms, before the earlier one's "
+	   "disk appeared (%.0f ms)", ty, tz);
+	ok(c7 == 2 && cs5 == 3 && cz == 4 && c8 == 5 && cs6 == 6 && cy == 7,
+	   "yet published depth first: 00:07.0 5:0:0:0 sdz 00:08.0 6:0:0:0 sdy = cookies "
+	   "%llu %llu %llu %llu %llu %llu", c7, cs5, cz, c8, cs6, cy);
+	if (m && !(ty > 0 && ty < tz && cz < cy))
+		printf("# %s\n", m);
+	free(m);
+	unlink(json);
+	rmdir(dir);
+	g_object_unref(tb);
+}
+
 int main(int argc, char **argv)
 {
 	UMockdevTestbed *tb;
@@ -451,6 +588,7 @@ int main(int argc, char **argv)
 	g_object_unref(tb);
 
 	test_late_disk();
+	test_probe_before_turn();
 
 	printf("1..%d\n", test_no);
 	return failures ? 1 : 0;
