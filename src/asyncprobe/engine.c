@@ -6,47 +6,55 @@
  * -----------------------------
  * The slow parts of finding storage - inserting a controller driver,
  * waiting for its ports to be scanned, reading a disk's first sectors -
- * are done concurrently, each in an asynchronous call (libasync).  The
- * visible parts - scheduling children, registering results, creating
- * /dev/disk links - happen in cookie order, the order a strictly
- * sequential boot would use.  Each call:
+ * are done concurrently, each in an asynchronous call (libasync), as soon
+ * as the device is discovered, at any depth.  The visible parts -
+ * creating /dev/disk links, the "cookie" every log line, the manifest and
+ * the link registry know a device by - happen in one order that depends
+ * on the hardware tree alone, the order a strictly sequential boot uses.
+ *
+ * The order: depth first.  A controller, then its SCSI devices (or
+ * sub-controllers: virtio under virtio-pci), each one's disk, that disk's
+ * partitions, then the next controller; siblings in ap_devpath_compare()
+ * order (PCI address, host10 after host2, H:C:T:L numerically, partition
+ * number).  The discovery call comes first (cookie 1) and enumerates the
+ * controllers and the disks without one (loop, scsi_debug).  A device
+ * publishes once every device before it in that order has published or
+ * been abandoned and every node before it has finished enumerating, so
+ * nothing can still be put in front of it.  Its cookie is its place in
+ * that order, given when its turn comes; libasync's own cookie of its call
+ * (n->call, which depends on timing) only names the call in the trace.
+ *
+ * Each call:
  *
  *   1. does its slow work (modprobe, wait for child devices bounded by
  *      --device-timeout and driven by uevents, blkid, computing names,
  *      enumerating its children);
- *   2. calls async_synchronize_cookie(own cookie), which returns once
- *      every call with a lower cookie has completed;
- *   3. publishes: links (ap_links_publish), the registration of its
- *      children (a device two parents could claim goes to the lower
- *      cookie), and, as its very last act, spawns them through ap_spawn().
+ *   2. is ready (call_ready()): under the engine lock, unless it was
+ *      abandoned, its children are registered (a device already known is
+ *      not taken again) and put into the order right after it, in sorted
+ *      order, and are spawned at once, whatever their place;
+ *   3. is published at its turn (pump()), and sealed.
  *
- * The tree: the discovery call (cookie 1) enumerates every controller in
- * topological order (ap_devpath_compare: PCI address, then host10 after
- * host2, H:C:T:L numerically), plus disks with no controller (loop,
- * scsi_debug).  A controller spawns its SCSI devices and sub-controllers
- * (virtio under virtio-pci), a SCSI device its disk, a disk its
- * partitions (by partition number).
+ * The order is a doubly-linked list of nodes.  A node is sealed when it
+ * has published (or was abandoned or stopped) and its children are in the
+ * list (or never will be); the frontier is the first node not sealed, and
+ * a node gets its cookie when the frontier reaches it.  Since a node puts
+ * its children right after itself before it is sealed, and its later
+ * siblings are after it, each subtree is contiguous and the list is the
+ * depth-first order; everything before the frontier is final.  No thread
+ * waits for its turn (a worker blocked so could starve the call it waits
+ * for of a thread): when a call is ready it pumps - while the frontier is
+ * ready, publish it and seal it - and so does every thread that seals a
+ * node (a call's end, the top level after abandoning one); one thread
+ * publishes at a time, so the frontier's node is published by its own call
+ * when its turn has come already, or else by the thread whose sealing let
+ * the frontier reach it.
  *
- * Why cookies are the same in every mode.  Plain nesting would not give
- * that: run sequentially (async disabled, async_schedule() runs the call
- * inline) a controller's children would run before the next controller is
- * even scheduled (depth first), while in parallel they are scheduled after
- * all controllers (breadth first); and in parallel a controller finishing
- * early could schedule its children before the main thread scheduled the
- * next controller.  Three rules make the cookie of every device a function
- * of the device tree alone:
- *
- *   (i)   enumeration is itself a call (cookie 1) that schedules all
- *         controllers; no controller passes step 2 before it returns, so
- *         all controllers have cookies before any child is scheduled;
- *   (ii)  a call spawns children only as its last act, after step 2.  A
- *         call passes step 2 only when all lower cookies have completed,
- *         spawning included, so children are scheduled in parent-cookie
- *         order: breadth first, deterministically;
- *   (iii) sequentially, ap_spawn() never calls async_schedule() itself
- *         (that would run the child inline, depth first) but appends to a
- *         FIFO which the top level drains with async_schedule() until it
- *         is empty.  That is the same breadth-first order.
+ * Sequentially (no fastboot) the calls run one at a time on one worker,
+ * popped by the top level from a stack (children are pushed in reverse,
+ * so the first child runs next): the calls run in depth-first order too,
+ * and a call's turn has always come when it is ready.  The same cookies
+ * result in sequential, fastboot and ASYNC_CHAOS runs.
  *
  * A call that hangs.  A disk that stops answering can block a call for
  * good: in init_module() (a driver's probe reads the partition table), in
@@ -55,34 +63,37 @@
  * (loading modules, a wait, probing, naming, enumerating) records when it
  * began; a call that has spent more than --device-timeout plus
  * AP_HANG_SLACK_MS in one step without reaching step 2 is abandoned by the
- * top level (async_abandon()): from then on it counts as completed for
- * every synchronization, so later cookies publish as if it had returned
- * with nothing; it publishes nothing itself, spawns no children, and
- * devices that appear below it are ignored.  Whether a call publishes or
- * is abandoned is decided once, under the engine lock (at_sync against
- * abandoned), so an abandoned call can never publish late.  Waits are
+ * top level (async_abandon()) and its node is sealed, so later devices
+ * publish as if it had returned with nothing; it publishes nothing itself,
+ * has no children, and devices that appear below it are ignored.  Whether
+ * a call becomes ready or is abandoned is decided once, under the engine
+ * lock (at_sync against abandoned), so an abandoned call can never put
+ * children into the order or publish late.  Waits are
  * bounded by --device-timeout already, so only a step that does not
  * return is caught.  Its thread cannot be stopped; it leaves libasync's
  * pool, the engine's memory is left alone while it runs (the process
  * exits or execs the real init, which ends it), and the run's exit status
- * is "degraded".  Sequential runs execute their calls one at a time on a
- * single worker thread (rule iii is unchanged), so the top level can
- * abandon a hung call there too.
+ * is "degraded".  Sequential runs execute their calls on a worker thread
+ * too, so the top level can abandon a hung call there as well; the next
+ * call on the stack then runs.
  *
  * A stop request (ap_engine_request_stop(): SIGINT or SIGTERM outside
  * PID 1) ends a run early but leaves a link tree that some complete run
  * could have been in the middle of making: the links of every device up to
  * some cookie, and none after it.  The top level sees the request within
  * AP_HANG_CHECK_MS; from then on no call starts its work, no call that
- * reaches step 2 publishes or spawns, and calls busy before step 2 are
- * abandoned (so a hung one does not keep the run alive).  A call already
- * publishing finishes its links.  Since a call passes step 2 only after
- * every lower cookie has completed, the calls that published form a
- * prefix of cookie order; a rerun makes the rest.
+ * reaches step 2 spawns, no node whose turn comes publishes (it is sealed
+ * as stopped), and calls busy before step 2 are abandoned (so a hung one
+ * does not keep the run alive).  A node already publishing finishes its
+ * links.  Since nodes publish only at their turn, one after the other,
+ * those that published form a prefix of the order; a rerun makes the
+ * rest.
  *
  * Devices that appear later (the uevent monitor sees them after coldplug
  * is complete and no waiting parent claims them) are scheduled as they
- * arrive; their cookies depend on timing by nature.
+ * arrive and put at the end of the order; their cookies depend on timing
+ * by nature.  So does, for now, the owner of an NVMe multipath head that
+ * two controllers both list: the first to enumerate it.
  *
  * Shared state is in struct ap_engine, guarded by its one mutex; each
  * field says so.  libudev objects never cross threads: every call makes its
@@ -472,7 +483,7 @@ static void seal_locked(struct ap_engine *e, struct ap_node *n)
 
 /*
  * Hand a node to libasync: at once concurrently; sequentially it is pushed
- * on a stack which the top level pops one call at a time (rule iii).
+ * on a stack which the top level pops one call at a time (see drain()).
  */
 static void ap_spawn(struct ap_engine *e, struct ap_node *n)
 {
@@ -844,20 +855,28 @@ static void call_ready(struct udev *udev, struct ap_node *n)
 
 static void print_new_links(struct ap_engine *e);
 
-/* Publish @n at its turn: its links (block devices); nothing for the others. */
-static void publish(struct ap_engine *e, struct ap_node *n)
+/*
+ * Publish @n at its turn: its links (block devices); nothing for the
+ * others.  @own: in its own call.  Otherwise its call has returned, and
+ * the trace gets a mark, not phases outside the call's run.
+ */
+static void publish(struct ap_engine *e, struct ap_node *n, bool own)
 {
 	uint64_t t0;
 
 	n->t_sync1 = ap_now_ns();
-	ap_trace_phase(n->call, "sync", n->t_sync0, n->t_sync1);
+	if (own)
+		ap_trace_phase(n->call, "sync", n->t_sync0, n->t_sync1);
+	else
+		ap_trace_mark(n->call, "published", n->t_sync1);
 	if (e->links && n->devname &&
 	    (n->kind == AP_KIND_DISK || n->kind == AP_KIND_PARTITION)) {
 		t0 = ap_now_ns();
 		n->links_failed = ap_links_publish(e->links, n->cookie, n->devname,
 						   n->kind == AP_KIND_PARTITION && n->parent
 						   ? n->parent->devname : NULL, &n->names);
-		ap_trace_phase(n->call, "links", t0, ap_now_ns());
+		if (own)
+			ap_trace_phase(n->call, "links", t0, ap_now_ns());
 		print_new_links(e);
 		pthread_mutex_lock(&e->lock);
 		e->publish_seq++;
@@ -874,9 +893,9 @@ static void publish(struct ap_engine *e, struct ap_node *n)
  * time (pumping), the others leave it to that one, which looks again
  * after each node.  No thread ever waits for its turn.  After a stop
  * request the nodes are sealed unpublished: the links made stay a prefix
- * of the order.
+ * of the order.  @self: the node whose call this is, or NULL.
  */
-static void pump(struct ap_engine *e)
+static void pump(struct ap_engine *e, struct ap_node *self)
 {
 	pthread_mutex_lock(&e->lock);
 	while (!e->pumping && e->frontier && e->frontier->ready) {
@@ -890,7 +909,7 @@ static void pump(struct ap_engine *e)
 		}
 		pthread_mutex_unlock(&e->lock);
 		if (!stopping)
-			publish(e, n);
+			publish(e, n, n == self);
 		else
 			ap_namelist_free(&n->names);
 		pthread_mutex_lock(&e->lock);
@@ -1146,7 +1165,7 @@ static void node_run(void *data, async_cookie_t cookie)
 
 done:
 	/* its own turn may have come, or it was the one the frontier waited for */
-	pump(e);
+	pump(e, n);
 	n->t_end = ap_now_ns();
 	pthread_mutex_lock(&e->lock);
 	n->state = NODE_DONE;
@@ -1400,7 +1419,7 @@ static void settle(struct ap_engine *e, bool (*until)(struct ap_engine *, const 
 		pthread_mutex_lock(&e->lock);
 		stop_if_requested_locked(e);
 		pthread_mutex_unlock(&e->lock);
-		pump(e);        /* abandoned or stopped nodes may have let the frontier on */
+		pump(e, NULL);  /* abandoned or stopped nodes may have let the frontier on */
 		drain(e);
 		pthread_mutex_lock(&e->lock);
 		idle = e->pending == 0 && !e->fifo_head;
@@ -1472,9 +1491,10 @@ int ap_engine_start(struct ap_engine **ret)
 	/*
 	 * Both modes run calls on worker threads, so the top level stays free
 	 * to abandon a hung one; sequentially on a single worker, one call at
-	 * a time, with rule (iii).  What the library does, not what was asked,
-	 * decides: if it runs calls inline anyway (built without threads),
-	 * rule (iii) applies and nothing can be abandoned.
+	 * a time, popped from the stack in depth-first order.  What the
+	 * library does, not what was asked, decides: if it runs calls inline
+	 * anyway (built without threads), the stack is used and nothing can
+	 * be abandoned.
 	 */
 	async_set_enabled(true);
 	e->on_worker = async_get_enabled();
@@ -1754,16 +1774,17 @@ static void json_time(FILE *f, struct ap_engine *e, const struct ap_node *n)
 	}
 	if (n->abandoned) {
 		/* the other times are its running call's */
-		fprintf(f, ",\"time\":{\"spawn_ms\":%.3f,\"start_ms\":%.3f,\"abandoned_ms\":%.3f}",
-			ms_since(e->t0, n->t_spawn), ms_since(e->t0, n->t_start),
-			ms_since(e->t0, n->t_abandoned));
+		fprintf(f, ",\"time\":{\"spawn_ms\":%.3f,\"start_ms\":%.3f,\"abandoned_ms\":%.3f,"
+			"\"call\":%llu}", ms_since(e->t0, n->t_spawn), ms_since(e->t0, n->t_start),
+			ms_since(e->t0, n->t_abandoned), (unsigned long long)n->call);
 		return;
 	}
 	fprintf(f, ",\"time\":{\"spawn_ms\":%.3f,\"start_ms\":%.3f,\"sync_ms\":%.3f,"
-		"\"end_ms\":%.3f,\"sync_wait_ms\":%.3f}",
+		"\"end_ms\":%.3f,\"sync_wait_ms\":%.3f,\"call\":%llu}",
 		ms_since(e->t0, n->t_spawn), ms_since(e->t0, n->t_start),
 		ms_since(e->t0, n->t_sync0), ms_since(e->t0, n->t_end),
-		n->t_sync1 >= n->t_sync0 ? (double)(n->t_sync1 - n->t_sync0) / 1e6 : 0.0);
+		n->t_sync1 >= n->t_sync0 ? (double)(n->t_sync1 - n->t_sync0) / 1e6 : 0.0,
+		(unsigned long long)n->call);
 }
 
 struct counts {
