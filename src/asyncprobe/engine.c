@@ -30,9 +30,12 @@
  *      --device-timeout and driven by uevents, blkid, computing names,
  *      enumerating its children);
  *   2. is ready (call_ready()): under the engine lock, unless it was
- *      abandoned, its children are registered (a device already known is
- *      not taken again) and put into the order right after it, in sorted
- *      order, and are spawned at once, whatever their place;
+ *      abandoned, its children are registered and put into the order
+ *      right after it, in sorted order, and are spawned at once, whatever
+ *      their place.  A device two parents list (an NVMe multipath head
+ *      behind two controllers) goes with the first in the order: when the
+ *      later one registered it first, it moves, with its subtree, below
+ *      the earlier one (order_adopt_locked());
  *   3. is published at its turn (pump()), and sealed.
  *
  * The order is a doubly-linked list of nodes.  A node is sealed when it
@@ -92,8 +95,7 @@
  * Devices that appear later (the uevent monitor sees them after coldplug
  * is complete and no waiting parent claims them) are scheduled as they
  * arrive and put at the end of the order; their cookies depend on timing
- * by nature.  So does, for now, the owner of an NVMe multipath head that
- * two controllers both list: the first to enumerate it.
+ * by nature.
  *
  * Shared state is in struct ap_engine, guarded by its one mutex; each
  * field says so.  libudev objects never cross threads: every call makes its
@@ -464,6 +466,61 @@ static void order_insert_locked(struct ap_engine *e, struct ap_node *after, stru
 		frontier_set_locked(e, n);      /* after coldplug: a hotplug with nothing ahead */
 }
 
+/* Is @a before @b in the order?  (Only for the rare device two parents list.) */
+static bool order_before_locked(const struct ap_node *a, const struct ap_node *b)
+{
+	for (a = a->o_next; a; a = a->o_next)
+		if (a == b)
+			return true;
+	return false;
+}
+
+static bool descends_from(const struct ap_node *n, const struct ap_node *anc)
+{
+	for (n = n->parent; n; n = n->parent)
+		if (n == anc)
+			return true;
+	return false;
+}
+
+/*
+ * A device two parents list (an NVMe multipath head behind two
+ * controllers) belongs to the one first in the order, whichever enumerated
+ * first: @c, registered by a later parent, moves with its subtree (which
+ * is contiguous) to right after @after, below @parent.  Neither it nor
+ * anything in its subtree has had its turn: @parent, before them, is not
+ * sealed yet.  Returns the last node moved.
+ */
+static struct ap_node *order_adopt_locked(struct ap_engine *e, struct ap_node *parent,
+					  struct ap_node *after, struct ap_node *c)
+{
+	struct ap_node *last = c;
+
+	while (last->o_next && descends_from(last->o_next, c))
+		last = last->o_next;
+	/* unlink c..last */
+	if (c->o_prev)
+		c->o_prev->o_next = last->o_next;
+	else
+		e->order_head = last->o_next;
+	if (last->o_next)
+		last->o_next->o_prev = c->o_prev;
+	else
+		e->order_tail = c->o_prev;
+	/* and put it after @after */
+	c->o_prev = after;
+	last->o_next = after->o_next;
+	if (after->o_next)
+		after->o_next->o_prev = last;
+	else
+		e->order_tail = last;
+	after->o_next = c;
+	log_debug("%s: listed by %s and %s, it goes with %s (first in the order)",
+		  node_label(c), node_label(parent), node_label(c->parent), node_label(parent));
+	c->parent = parent;
+	return last;
+}
+
 /*
  * @n is published, abandoned or stopped, and its children are in the order
  * (or never will be): nodes after it no longer wait for it.
@@ -831,8 +888,14 @@ static void call_ready(struct udev *udev, struct ap_node *n)
 		struct ap_node *c = node_register_locked(e, n->found.v[i].syspath,
 							 n->found.v[i].kind, n);
 
-		if (!c)
+		if (!c) {
+			/* known: keep the order a function of the tree, not of timing */
+			c = node_find_locked(e, n->found.v[i].syspath);
+			if (c && c->parent && c->parent != n && !c->hotplug &&
+			    order_before_locked(n, c->parent))
+				after = order_adopt_locked(e, n, after, c);
 			continue;
+		}
 		n->children[n->n_children++] = c;
 		order_insert_locked(e, after, c);
 		after = c;

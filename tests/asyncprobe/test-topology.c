@@ -14,7 +14,8 @@
  *    manifests (timings stripped) must be byte-identical;
  *  - a disk that appears (with its uevent) while its SCSI device waits;
  *  - a later controller's disk probed while an earlier controller's SCSI
- *    device still waits for its own, but published after that subtree.
+ *    device still waits for its own, but published after that subtree;
+ *  - an NVMe multipath head two controllers list goes with the first.
  *
  * Re-executes itself under libumockdev-preload when not already there.
  * Prints TAP.
@@ -434,7 +435,7 @@ static const char second_ctrl[] =
 	"E: SUBSYSTEM=block\n"
 	"A: size=2048\n";
 
-/* The manifest line of the device named @name: its cookie and start time. */
+/* The manifest line of the device named @name: its cookie and start time (or -1). */
 static bool manifest_entry(const char *m, const char *name, unsigned long long *cookie,
 			   double *start_ms)
 {
@@ -449,10 +450,11 @@ static bool manifest_entry(const char *m, const char *name, unsigned long long *
 		;
 	c = strstr(line, "{\"cookie\":");
 	t = strstr(hit, "\"start_ms\":");
-	if (!c || c > hit || !t || (strchr(hit, '\n') && t > strchr(hit, '\n')))
+	if (!c || c > hit)
 		return false;
 	*cookie = strtoull(c + 10, NULL, 10);
-	*start_ms = strtod(t + 11, NULL);
+	/* -1: no start time (taken out, or the call never started) */
+	*start_ms = t && (!strchr(hit, '\n') || t < strchr(hit, '\n')) ? strtod(t + 11, NULL) : -1;
 	return true;
 }
 
@@ -530,6 +532,121 @@ static void test_probe_before_turn(void)
 	g_object_unref(tb);
 }
 
+/*
+ * An NVMe multipath head behind two controllers belongs to the first in
+ * the order, whichever enumerates it first.  Both controllers are
+ * "connecting" at the start (the head does not exist yet, so discovery
+ * cannot list it); after 1 s the head and both path devices appear and the
+ * second controller goes live, so it enumerates the head first; the first
+ * controller enumerates it only when its wait times out (2 s).
+ */
+static const char mp_tree[] =
+	"P: /devices/pci0000:00/0000:00:05.0\n"
+	"E: SUBSYSTEM=pci\n"
+	"A: class=0x010802\n"
+	"L: driver=../../../bus/pci/drivers/nvme\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:05.0/nvme/nvme1\n"
+	"E: SUBSYSTEM=nvme\n"
+	"A: state=connecting\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:06.0\n"
+	"E: SUBSYSTEM=pci\n"
+	"A: class=0x010802\n"
+	"L: driver=../../../bus/pci/drivers/nvme\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:06.0/nvme/nvme2\n"
+	"E: SUBSYSTEM=nvme\n"
+	"A: state=connecting\n";
+
+static const char mp_late[] =
+	"P: /devices/virtual/nvme-subsystem/nvme-subsys1\n"
+	"E: SUBSYSTEM=nvme-subsystem\n"
+	"\n"
+	"P: /devices/virtual/nvme-subsystem/nvme-subsys1/nvme1n1\n"
+	"N: nvme1n1\n"
+	"E: DEVNAME=/dev/nvme1n1\n"
+	"E: DEVTYPE=disk\n"
+	"E: SUBSYSTEM=block\n"
+	"A: size=2048\n"
+	"A: multipath/nvme1c1n1=\n"
+	"A: multipath/nvme2c2n1=\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:05.0/nvme/nvme1/nvme1c1n1\n"
+	"E: DEVTYPE=disk\n"
+	"E: SUBSYSTEM=block\n"
+	"A: hidden=1\n"
+	"A: size=2048\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:06.0/nvme/nvme2/nvme2c2n1\n"
+	"E: DEVTYPE=disk\n"
+	"E: SUBSYSTEM=block\n"
+	"A: hidden=1\n"
+	"A: size=2048\n";
+
+static void test_multipath_owner(void)
+{
+	const char *top = getenv("top_builddir");
+	char dir[] = "/tmp/ap-mp.XXXXXX", json[300], prog[4096], jarg[400], *m;
+	unsigned long long c5 = 0, c6 = 0, ch = 0;
+	UMockdevTestbed *tb;
+	GError *error = NULL;
+	const char *head, *mp_line = "    {\"cookie\":3,\"parent\":2,";
+	double t;
+	pid_t pid;
+	int status = -1, i;
+
+	tb = umockdev_testbed_new();
+	if (!umockdev_testbed_add_from_string(tb, mp_tree, &error) || !mkdtemp(dir)) {
+		ok(false, "multipath tree: %s", error ? error->message : strerror(errno));
+		g_object_unref(tb);
+		return;
+	}
+	snprintf(json, sizeof(json), "%s/mp.json", dir);
+	snprintf(jarg, sizeof(jarg), "--json=%s", json);
+	snprintf(prog, sizeof(prog), "%s/src/asyncprobe/asyncprobe", top ? top : ".");
+	pid = fork();
+	if (pid == 0) {
+		setenv("ASYNCPROBE_CMDLINE", "/dev/null", 1);
+		execl(prog, prog, "--no-modules", "--no-links", "-q", "--no-progress",
+		      "--device-timeout=2", "--fastboot", jarg, (char *)NULL);
+		_exit(127);
+	}
+	usleep(1000 * 1000);
+	if (!umockdev_testbed_add_from_string(tb, mp_late, &error))
+		ok(false, "adding the head: %s", error ? error->message : "?");
+	umockdev_testbed_set_attribute(tb, "/sys/devices/pci0000:00/0000:00:06.0/nvme/nvme2",
+				       "state", "live");
+	umockdev_testbed_uevent(tb, "/sys/devices/pci0000:00/0000:00:06.0/nvme/nvme2/nvme2c2n1",
+				"add");
+	for (i = 0; i < 200; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			break;
+		usleep(100 * 1000);
+	}
+	if (i == 200) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	m = stable_manifest(json);
+	ok(WIFEXITED(status) && manifest_entry(m, "0000:00:05.0", &c5, &t) &&
+	   manifest_entry(m, "0000:00:06.0", &c6, &t) && manifest_entry(m, "nvme1n1", &ch, &t),
+	   "two NVMe controllers with one multipath head: ran (status %d), all three listed",
+	   WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	head = m ? strstr(m, "\"name\":\"nvme1n1\"") : NULL;
+	while (head && head > m && head[-1] != '\n')
+		head--;
+	ok(c5 == 2 && ch == 3 && c6 == 4 && head && strncmp(head, mp_line, strlen(mp_line)) == 0,
+	   "the head goes with the first controller in the order, which enumerated it last: "
+	   "cookies 00:05.0 %llu, nvme1n1 %llu, 00:06.0 %llu", c5, ch, c6);
+	if (m && !(c5 == 2 && ch == 3 && c6 == 4))
+		printf("# %s\n", m);
+	free(m);
+	unlink(json);
+	rmdir(dir);
+	g_object_unref(tb);
+}
+
 int main(int argc, char **argv)
 {
 	UMockdevTestbed *tb;
@@ -589,6 +706,7 @@ int main(int argc, char **argv)
 
 	test_late_disk();
 	test_probe_before_turn();
+	test_multipath_owner();
 
 	printf("1..%d\n", test_no);
 	return failures ? 1 : 0;
