@@ -921,7 +921,9 @@ static void print_new_links(struct ap_engine *e);
 /*
  * Publish @n at its turn: its links (block devices); nothing for the
  * others.  @own: in its own call.  Otherwise its call has returned, and
- * the trace gets a mark, not phases outside the call's run.
+ * the trace gets nothing: a phase outside the call's run would be drawn
+ * on a track another call may be using, and a mark per device would
+ * crowd the plot (the manifest has the times: sync_ms, sync_wait_ms).
  */
 static void publish(struct ap_engine *e, struct ap_node *n, bool own)
 {
@@ -930,8 +932,6 @@ static void publish(struct ap_engine *e, struct ap_node *n, bool own)
 	n->t_sync1 = ap_now_ns();
 	if (own)
 		ap_trace_phase(n->call, "sync", n->t_sync0, n->t_sync1);
-	else
-		ap_trace_mark(n->call, "published", n->t_sync1);
 	if (e->links && n->devname &&
 	    (n->kind == AP_KIND_DISK || n->kind == AP_KIND_PARTITION)) {
 		t0 = ap_now_ns();
