@@ -38,6 +38,8 @@ static void usage(FILE *f)
 	      "      --max-threads=N       at most N worker threads\n"
 	      "      --fastboot            run concurrently (also: fastboot on the kernel command line)\n"
 	      "      --no-fastboot         run strictly sequentially\n"
+	      "      --root-path=NAME      the root device's /dev/disk/by-path name: its\n"
+	      "                            controller comes first in the order (none: no root)\n"
 	      "      --json[=FILE]         write the run's manifest as JSON (default: stdout)\n"
 	      "      --trace=FILE          write a Chrome trace-event file\n"
 	      "      --plot=FILE.svg       write an SVG boot timeline\n"
@@ -70,6 +72,7 @@ enum {
 	OPT_NO_PROGRESS,
 	OPT_RESOLVE,
 	OPT_INIT,
+	OPT_ROOT_PATH,
 };
 
 static const struct option options[] = {
@@ -96,6 +99,7 @@ static const struct option options[] = {
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 	{ "resolve-modalias", required_argument, NULL, OPT_RESOLVE },
 	{ "init", no_argument, NULL, OPT_INIT },
+	{ "root-path", required_argument, NULL, OPT_ROOT_PATH },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{}
@@ -240,6 +244,9 @@ static int parse_args(int argc, char **argv, bool lenient, const char ***resolve
 		}
 		case OPT_INIT:
 			ap_cfg.init_mode = true;
+			break;
+		case OPT_ROOT_PATH:
+			ap_cfg.root_path = optarg;
 			break;
 		case 'h':
 			usage(stdout);

@@ -53,6 +53,14 @@
  * when its turn has come already, or else by the thread whose sealing let
  * the frontier reach it.
  *
+ * Root first: when the root device's by-path name is known
+ * (asyncprobe.root_path=, --root-path, or the image's record), the
+ * controllers at the PCI address in it are moved to the front of the
+ * discovery call's list before they are put into the order
+ * (root_first_sort()), so the root's subtree publishes first and its links
+ * win conflicts; the order is still a function of the tree (and that
+ * name).  A name that matches no controller changes nothing; it is logged.
+ *
  * Sequentially (no fastboot) the calls run one at a time on one worker,
  * popped by the top level from a stack (children are pushed in reverse,
  * so the first child runs next): the calls run in depth-first order too,
@@ -225,6 +233,8 @@ struct ap_engine {
 	uint64_t t0, t1;
 	bool finished;
 	bool stopping;                  /* lock: a stop request was seen */
+	char *root_path;                /* the root's by-path name (root first), or NULL */
+	char root_pci[16];              /* ... the PCI address in it, or "" */
 };
 
 /*
@@ -853,6 +863,120 @@ static void collect_children(struct udev *udev, struct ap_node *n)
 
 /* ------------------------------------------------------------- the calls */
 
+/* ------------------------------------------------------------ root first */
+
+/* "dddd:bb:dd.f" at @s, ending there or with a '-'. */
+static bool at_pci_address(const char *s)
+{
+	static const char pattern[] = "hhhh:hh:hh.h";
+	size_t i;
+
+	for (i = 0; i < sizeof(pattern) - 1; i++) {
+		if (pattern[i] == 'h' ? !((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))
+				      : s[i] != pattern[i])
+			return false;
+	}
+	return s[i] == '\0' || s[i] == '-';
+}
+
+/*
+ * Root first: asyncprobe.root_path= on the kernel command line, else
+ * --root-path, else in the initramfs AP_ROOT_PATH_FILE (what
+ * asyncprobe-mkinitramfs recorded), names the root device's
+ * /dev/disk/by-path link.  The PCI address in it (udev's by-path
+ * names hold the storage controller's, the closest PCI device) picks the
+ * controllers that come first in the order; "none" or nothing: none.
+ */
+#define AP_ROOT_PATH_FILE "/etc/asyncprobe/root-path"
+
+static void root_first_setup(struct ap_engine *e)
+{
+	_cleanup_free_ char *v = NULL, *line = NULL;
+	const char *name = ap_cfg.root_path, *src = "--root-path", *p;
+
+	if (e->cmdline && ap_cmdline_get(e->cmdline, "asyncprobe.root_path", &v)) {
+		name = v ? v : "";
+		src = "asyncprobe.root_path";
+	} else if (!name && ap_cfg.init_mode) {
+		/* what the image was made for (asyncprobe-mkinitramfs) */
+		FILE *f = fopen(AP_ROOT_PATH_FILE, "re");
+		size_t len = 0;
+
+		if (f) {
+			if (getline(&line, &len, f) > 0) {
+				line[strcspn(line, " \t\r\n")] = '\0';
+				name = line;
+				src = AP_ROOT_PATH_FILE;
+			}
+			fclose(f);
+		}
+	}
+	if (!name || !*name || strcmp(name, "none") == 0)
+		return;
+	if (strncmp(name, "/dev/", 5) == 0)
+		name += 5;
+	if (strncmp(name, "disk/by-path/", 13) == 0)
+		name += 13;
+	e->root_path = strdup(name);
+	if (!e->root_path)
+		return;
+	for (p = name; (p = strstr(p, "pci-")); p += 4)
+		if ((p == name || p[-1] == '-') && at_pci_address(p + 4)) {
+			memcpy(e->root_pci, p + 4, 12);
+			e->root_pci[12] = '\0';
+			break;
+		}
+	if (!e->root_pci[0])
+		log_warning("%s=%s: no PCI address in this by-path name; the order is unchanged",
+			    src, name);
+	else
+		log_info("%s=%s: the root's controller %s comes first", src, name, e->root_pci);
+}
+
+/* Is @syspath the root's PCI device or below it? */
+static bool on_root_controller(const struct ap_engine *e, const char *syspath)
+{
+	const char *p = syspath;
+	size_t len = strlen(e->root_pci);
+
+	while ((p = strstr(p, e->root_pci))) {
+		if (p > syspath && p[-1] == '/' && (p[len] == '/' || p[len] == '\0'))
+			return true;
+		p += len;
+	}
+	return false;
+}
+
+/*
+ * Discovery's list, controllers in topological order: the root's first
+ * (stable, so they keep their order among themselves, and so do the rest).
+ */
+static void root_first_sort(struct ap_engine *e, struct ap_found_list *l)
+{
+	struct ap_found *v;
+	size_t i, k = 0;
+
+	if (!e->root_pci[0] || !l->n)
+		return;
+	v = malloc(l->n * sizeof(*v));
+	if (!v)
+		return;
+	for (i = 0; i < l->n; i++)
+		if (on_root_controller(e, l->v[i].syspath))
+			v[k++] = l->v[i];
+	if (!k) {
+		log_notice("root path %s: no controller at %s (a disk moved, or another machine's "
+			   "image): the order is unchanged", e->root_path, e->root_pci);
+		free(v);
+		return;
+	}
+	for (i = 0; i < l->n; i++)
+		if (!on_root_controller(e, l->v[i].syspath))
+			v[k++] = l->v[i];
+	memcpy(l->v, v, l->n * sizeof(*v));
+	free(v);
+}
+
 /*
  * Step 2: the call's work is done.  Decided under the engine lock, against
  * abandon_locked(): an abandoned call stops here; a stop request seals the
@@ -866,6 +990,8 @@ static void call_ready(struct udev *udev, struct ap_node *n)
 	struct ap_node *after = n;
 	size_t i;
 
+	if (n->discovery)
+		root_first_sort(e, &n->found);
 	n->children = calloc(n->found.n ? n->found.n : 1, sizeof(*n->children));
 	n->t_sync0 = ap_now_ns();
 	pthread_mutex_lock(&e->lock);
@@ -1566,6 +1692,7 @@ int ap_engine_start(struct ap_engine **ret)
 		log_info("fastboot requested, but libasync runs calls synchronously");
 	if (!e->on_worker)
 		async_set_enabled(false);
+	root_first_setup(e);
 	async_set_max_threads(!e->parallel ? 1 : ap_cfg.max_threads ? ap_cfg.max_threads
 								    : AP_DEFAULT_MAX_THREADS);
 	if (ap_cfg.trace_file || ap_cfg.plot_file)
@@ -2175,6 +2302,15 @@ int ap_engine_finish(struct ap_engine *e)
 		if (r < 0)
 			log_error("cannot write plot %s: %s", ap_cfg.plot_file, strerror(-r));
 	}
+	if (e->root_path && e->links && !ap_cfg.dry_run && !e->stopping) {
+		char rp[PATH_MAX];
+		struct stat st;
+
+		snprintf(rp, sizeof(rp), "%s/disk/by-path/%s", ap_cfg.dev_dir, e->root_path);
+		if (lstat(rp, &st) < 0)
+			log_notice("root path %s: no device has this by-path name (a disk moved?); "
+				   "it changed only the order", e->root_path);
+	}
 	if (c.abandoned)
 		log_error("%u device%s abandoned (no answer within --device-timeout)", c.abandoned,
 			  c.abandoned == 1 ? "" : "s");
@@ -2222,6 +2358,7 @@ struct ap_engine *ap_engine_free(struct ap_engine *e)
 	ap_modules_free(e->mods);
 	ap_links_free(e->links);
 	free(e->cmdline);
+	free(e->root_path);
 	pthread_cond_destroy(&e->cond);
 	pthread_mutex_destroy(&e->lock);
 	pthread_mutex_destroy(&e->out_lock);

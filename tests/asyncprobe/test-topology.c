@@ -15,7 +15,9 @@
  *  - a disk that appears (with its uevent) while its SCSI device waits;
  *  - a later controller's disk probed while an earlier controller's SCSI
  *    device still waits for its own, but published after that subtree;
- *  - an NVMe multipath head two controllers list goes with the first.
+ *  - an NVMe multipath head two controllers list goes with the first;
+ *  - root first: the controllers asyncprobe.root_path= (or --root-path)
+ *    points at come first in the order.
  *
  * Re-executes itself under libumockdev-preload when not already there.
  * Prints TAP.
@@ -130,8 +132,12 @@ static void expect_enum(struct udev *udev, const char *sys, const char *parent,
 	ap_found_list_free(&l);
 }
 
-/* Run the program; returns its exit status, or -1. */
-static int run_asyncprobe(const char *json, const char *mode, const char *chaos)
+/*
+ * Run the program with the kernel command line in the file @cmdline and
+ * one more option @extra (or NULL); returns its exit status, or -1.
+ */
+static int run_asyncprobe_ex(const char *json, const char *mode, const char *chaos,
+			     const char *cmdline, const char *extra)
 {
 	const char *top = getenv("top_builddir");
 	char prog[4096], jarg[4200];
@@ -148,14 +154,19 @@ static int run_asyncprobe(const char *json, const char *mode, const char *chaos)
 			setenv("ASYNC_CHAOS", chaos, 1);
 		else
 			unsetenv("ASYNC_CHAOS");
-		setenv("ASYNCPROBE_CMDLINE", "/dev/null", 1);
+		setenv("ASYNCPROBE_CMDLINE", cmdline, 1);
 		execl(prog, prog, "--no-modules", "--no-links", "-q", "--no-progress",
-		      "--device-timeout=2", mode, jarg, (char *)NULL);
+		      "--device-timeout=2", mode, jarg, extra, (char *)NULL);
 		_exit(127);
 	}
 	if (waitpid(pid, &status, 0) < 0)
 		return -1;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int run_asyncprobe(const char *json, const char *mode, const char *chaos)
+{
+	return run_asyncprobe_ex(json, mode, chaos, "/dev/null", NULL);
 }
 
 /* The manifest without what may differ between runs: the "run" line and "time" objects. */
@@ -282,6 +293,74 @@ static void test_program(void)
 		snprintf(json, sizeof(json), "%s/run0.json", dir);
 		unlink(json);
 	}
+	rmdir(dir);
+}
+
+/*
+ * Root first: asyncprobe.root_path= (or --root-path) names the root's
+ * by-path link; the controllers at its PCI address come first, the order
+ * otherwise unchanged, in every mode.  A path naming no controller (a disk
+ * moved) leaves the order as it is; the command line wins over the option.
+ */
+static void test_root_first(void)
+{
+	static const char ahci_first[] =
+		"0000:00:1f.2 0:0:0:0 sda sda1 sda2 sda10 1:0:0:0 sdb "
+		"0000:00:03.0 virtio2 2:0:2:0 sdc 2:0:10:0 sdd 10:0:0:0 sde "
+		"0000:00:04.0 nvme0n2 nvme0n10 0000:00:10.0 3:0:0:0";
+	static const char nvme_first[] =
+		"0000:00:04.0 nvme0n2 nvme0n10 "
+		"0000:00:03.0 virtio2 2:0:2:0 sdc 2:0:10:0 sdd 10:0:0:0 sde "
+		"0000:00:10.0 3:0:0:0 0000:00:1f.2 0:0:0:0 sda sda1 sda2 sda10 1:0:0:0 sdb";
+	static const char virtio_first[] =
+		"0000:00:03.0 virtio2 2:0:2:0 sdc 2:0:10:0 sdd 10:0:0:0 sde "
+		"0000:00:04.0 nvme0n2 nvme0n10 0000:00:10.0 3:0:0:0 "
+		"0000:00:1f.2 0:0:0:0 sda sda1 sda2 sda10 1:0:0:0 sdb";
+	static const struct {
+		const char *cmdline, *option, *mode, *chaos, *expected, *what;
+	} runs[] = {
+		{ "asyncprobe.root_path=pci-0000:00:1f.2-ata-1-part1", NULL, "--no-fastboot", NULL,
+		  ahci_first, "asyncprobe.root_path= naming the AHCI disk, sequential" },
+		{ "asyncprobe.root_path=pci-0000:00:1f.2-ata-1-part1", NULL, "--fastboot", "4711",
+		  ahci_first, "asyncprobe.root_path= naming the AHCI disk, fastboot, chaos" },
+		{ "quiet", "--root-path=/dev/disk/by-path/pci-0000:00:1f.2-ata-2", "--fastboot", NULL,
+		  ahci_first, "--root-path=/dev/disk/by-path/..., fastboot" },
+		{ "asyncprobe.root-path=pci-0000:00:04.0-nvme-10-part1", NULL, "--no-fastboot",
+		  "99", nvme_first, "asyncprobe.root-path= naming an NVMe namespace, sequential, chaos" },
+		{ "asyncprobe.root_path=pci-0000:00:0e.0-ata-1-part1", NULL, "--fastboot", NULL,
+		  virtio_first, "a stale root path (no controller at 0000:00:0e.0): order unchanged" },
+		{ "asyncprobe.root_path=none", "--root-path=pci-0000:00:1f.2-ata-1", "--fastboot", NULL,
+		  virtio_first, "asyncprobe.root_path=none wins over --root-path" },
+	};
+	char dir[] = "/tmp/ap-rootfirst.XXXXXX", json[300], cl[300];
+	size_t i;
+
+	if (!mkdtemp(dir)) {
+		ok(false, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	snprintf(json, sizeof(json), "%s/m.json", dir);
+	snprintf(cl, sizeof(cl), "%s/cmdline", dir);
+	for (i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		FILE *f = fopen(cl, "we");
+		char *m;
+		int st;
+
+		if (!f) {
+			ok(false, "%s: cannot write %s", runs[i].what, cl);
+			continue;
+		}
+		fprintf(f, "%s\n", runs[i].cmdline);
+		fclose(f);
+		st = run_asyncprobe_ex(json, runs[i].mode, runs[i].chaos, cl, runs[i].option);
+		m = stable_manifest(json);
+		ok((st == AP_EXIT_OK || st == AP_EXIT_DEGRADED) && m &&
+		   strcmp(cookie_order(m), runs[i].expected) == 0, "%s: \"%s\" (status %d)",
+		   runs[i].what, m ? cookie_order(m) : "?", st);
+		free(m);
+		unlink(json);
+	}
+	unlink(cl);
 	rmdir(dir);
 }
 
@@ -702,6 +781,7 @@ int main(int argc, char **argv)
 	udev_unref(udev);
 
 	test_program();
+	test_root_first();
 	g_object_unref(tb);
 
 	test_late_disk();
