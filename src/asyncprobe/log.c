@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Logging: stderr with a program prefix, or /dev/kmsg with a syslog
- * priority so messages land in the kernel log early in boot.
+ * priority so messages land in the kernel log early in boot.  libasync's
+ * warnings come here too (ap_log_open() installs the hook), so as PID 1
+ * they reach the kernel log instead of a console nobody reads.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,8 +27,16 @@ static bool in_initramfs(void)
 	return access("/etc/initrd-release", F_OK) == 0 || getpid() == 1;
 }
 
+/* libasync's log hook: its priorities are syslog's, as ours. */
+static void log_libasync(int priority, const char *msg, void *userdata)
+{
+	(void)userdata;
+	ap_log(priority, "libasync: %s", msg);
+}
+
 void ap_log_open(int target, int verbose)
 {
+	async_set_log(log_libasync, NULL);
 	log_max = verbose >= 2 ? AP_LOG_DEBUG : verbose == 1 ? AP_LOG_INFO :
 		  verbose < 0 ? AP_LOG_WARNING : AP_LOG_NOTICE;
 	if (target == AP_LOG_AUTO)
