@@ -328,10 +328,32 @@ static const char hot_disk[] =
 	"E: SUBSYSTEM=block\n"
 	"A: size=2048\n";
 
+/*
+ * Wait until @path holds @what (the child's -v log), up to @ms; false when
+ * it never did.  The child writes to a file, so it never blocks on us.
+ */
+static bool log_has(const char *path, const char *what, unsigned int ms)
+{
+	for (unsigned int waited = 0; waited <= ms; waited += 10) {
+		FILE *f = fopen(path, "re");
+		char line[1024];
+		bool found = false;
+
+		while (f && !found && fgets(line, sizeof(line), f))
+			found = strstr(line, what) != NULL;
+		if (f)
+			fclose(f);
+		if (found)
+			return true;
+		usleep(10 * 1000);
+	}
+	return false;
+}
+
 static void test_late_disk(void)
 {
 	const char *top = getenv("top_builddir");
-	char dir[] = "/tmp/ap-late.XXXXXX", json[300], prog[4096], jarg[400];
+	char dir[] = "/tmp/ap-late.XXXXXX", json[300], prog[4096], jarg[400], log[300];
 	UMockdevTestbed *tb;
 	GError *error = NULL;
 	pid_t pid;
@@ -346,16 +368,26 @@ static void test_late_disk(void)
 	}
 	snprintf(json, sizeof(json), "%s/late.json", dir);
 	snprintf(jarg, sizeof(jarg), "--json=%s", json);
+	snprintf(log, sizeof(log), "%s/late.log", dir);
 	snprintf(prog, sizeof(prog), "%s/src/asyncprobe/asyncprobe", top ? top : ".");
 	pid = fork();
 	if (pid == 0) {
+		/* no "e": the file is the exec'd program's stderr */
+		if (!freopen(log, "w", stderr))
+			_exit(126);
 		setenv("ASYNCPROBE_CMDLINE", "/dev/null", 1);
-		execl(prog, prog, "--no-modules", "--no-links", "-q", "--no-progress",
+		execl(prog, prog, "--no-modules", "--no-links", "-v", "--log-target=stderr", "--no-progress",
 		      "--include-loop", "--device-timeout=60", "--fastboot", jarg, (char *)NULL);
 		_exit(127);
 	}
-	/* let it reach the wait (it waits up to 60 s) */
-	usleep(1000 * 1000);
+	/*
+	 * Wait for the event, not a fixed time: discovery is over and the
+	 * controller has handed 5:0:0:0 its children to look for, so the SCSI
+	 * device is waiting for its disk (up to 60 s) and coldplug is not
+	 * complete.  Generous bound: 30 s.
+	 */
+	ok(log_has(log, "controller 0000:00:07.0", 30000),
+	   "asyncprobe reached the controller of the late disk (its -v log)");
 	if (!umockdev_testbed_add_from_string(tb, hot_disk, &error))
 		ok(false, "adding the hotplug disk: %s", error ? error->message : "?");
 	umockdev_testbed_uevent(tb, "/sys/devices/virtual/block/loop7", "add");
@@ -363,15 +395,16 @@ static void test_late_disk(void)
 	if (!umockdev_testbed_add_from_string(tb, late_disk, &error))
 		ok(false, "adding the disk: %s", error ? error->message : "?");
 	umockdev_testbed_uevent(tb, "/sys/devices/pci0000:00/0000:00:07.0/ata5/host5/target5:0:0/5:0:0:0/block/sdz", "add");
-	for (i = 0; i < 200; i++) {
+	/* it waits up to 60 s: well before that, it woke up on the uevent */
+	for (i = 0; i < 400; i++) {
 		if (waitpid(pid, &status, WNOHANG) == pid)
 			break;
 		usleep(100 * 1000);
 	}
-	if (i == 200) {
+	if (i == 400) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
-		ok(false, "asyncprobe woke up on the uevent (still waiting after 20 s)");
+		ok(false, "asyncprobe woke up on the uevent (still waiting after 40 s)");
 	} else {
 		ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		   "asyncprobe woke up on the uevent and succeeded (status %d)",
@@ -389,6 +422,7 @@ static void test_late_disk(void)
 		printf("# %s\n", m);
 	free(m);
 	unlink(json);
+	unlink(log);
 	rmdir(dir);
 	g_object_unref(tb);
 }
