@@ -70,8 +70,9 @@ static void reexec_with_preload(char **argv)
 	setenv("ASAN_OPTIONS", buf, 1);
 	setenv("AP_TOPOLOGY_REEXEC", "1", 1);
 	execv("/proc/self/exe", argv);
-	printf("1..0 # SKIP cannot re-execute under umockdev: %s\n", strerror(errno));
-	exit(0);
+	/* umockdev is installed (configure found it): not being able to use it is a failure */
+	printf("Bail out! cannot re-execute under umockdev: %s\n", strerror(errno));
+	exit(1);
 }
 
 static void test_compare(void)
@@ -410,10 +411,32 @@ static const char hot_disk[] =
 	"E: SUBSYSTEM=block\n"
 	"A: size=2048\n";
 
+/*
+ * Wait until @path holds @what (the child's -v log), up to @ms; false when
+ * it never did.  The child writes to a file, so it never blocks on us.
+ */
+static bool log_has(const char *path, const char *what, unsigned int ms)
+{
+	for (unsigned int waited = 0; waited <= ms; waited += 10) {
+		FILE *f = fopen(path, "re");
+		char line[1024];
+		bool found = false;
+
+		while (f && !found && fgets(line, sizeof(line), f))
+			found = strstr(line, what) != NULL;
+		if (f)
+			fclose(f);
+		if (found)
+			return true;
+		usleep(10 * 1000);
+	}
+	return false;
+}
+
 static void test_late_disk(void)
 {
 	const char *top = getenv("top_builddir");
-	char dir[] = "/tmp/ap-late.XXXXXX", json[300], prog[4096], jarg[400];
+	char dir[] = "/tmp/ap-late.XXXXXX", json[300], prog[4096], jarg[400], log[300];
 	UMockdevTestbed *tb;
 	GError *error = NULL;
 	pid_t pid;
@@ -428,16 +451,26 @@ static void test_late_disk(void)
 	}
 	snprintf(json, sizeof(json), "%s/late.json", dir);
 	snprintf(jarg, sizeof(jarg), "--json=%s", json);
+	snprintf(log, sizeof(log), "%s/late.log", dir);
 	snprintf(prog, sizeof(prog), "%s/src/asyncprobe/asyncprobe", top ? top : ".");
 	pid = fork();
 	if (pid == 0) {
+		/* no "e": the file is the exec'd program's stderr */
+		if (!freopen(log, "w", stderr))
+			_exit(126);
 		setenv("ASYNCPROBE_CMDLINE", "/dev/null", 1);
-		execl(prog, prog, "--no-modules", "--no-links", "-q", "--no-progress",
+		execl(prog, prog, "--no-modules", "--no-links", "-v", "--log-target=stderr", "--no-progress",
 		      "--include-loop", "--device-timeout=60", "--fastboot", jarg, (char *)NULL);
 		_exit(127);
 	}
-	/* let it reach the wait (it waits up to 60 s) */
-	usleep(1000 * 1000);
+	/*
+	 * Wait for the event, not a fixed time: discovery is over and the
+	 * controller has handed 5:0:0:0 its children to look for, so the SCSI
+	 * device is waiting for its disk (up to 60 s) and coldplug is not
+	 * complete.  Generous bound: 30 s.
+	 */
+	ok(log_has(log, "controller 0000:00:07.0", 30000),
+	   "asyncprobe reached the controller of the late disk (its -v log)");
 	if (!umockdev_testbed_add_from_string(tb, hot_disk, &error))
 		ok(false, "adding the hotplug disk: %s", error ? error->message : "?");
 	umockdev_testbed_uevent(tb, "/sys/devices/virtual/block/loop7", "add");
@@ -445,15 +478,16 @@ static void test_late_disk(void)
 	if (!umockdev_testbed_add_from_string(tb, late_disk, &error))
 		ok(false, "adding the disk: %s", error ? error->message : "?");
 	umockdev_testbed_uevent(tb, "/sys/devices/pci0000:00/0000:00:07.0/ata5/host5/target5:0:0/5:0:0:0/block/sdz", "add");
-	for (i = 0; i < 200; i++) {
+	/* it waits up to 60 s: well before that, it woke up on the uevent */
+	for (i = 0; i < 400; i++) {
 		if (waitpid(pid, &status, WNOHANG) == pid)
 			break;
 		usleep(100 * 1000);
 	}
-	if (i == 200) {
+	if (i == 400) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
-		ok(false, "asyncprobe woke up on the uevent (still waiting after 20 s)");
+		ok(false, "asyncprobe woke up on the uevent (still waiting after 40 s)");
 	} else {
 		ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		   "asyncprobe woke up on the uevent and succeeded (status %d)",
@@ -471,6 +505,7 @@ static void test_late_disk(void)
 		printf("# %s\n", m);
 	free(m);
 	unlink(json);
+	unlink(log);
 	rmdir(dir);
 	g_object_unref(tb);
 }
@@ -748,8 +783,8 @@ int main(int argc, char **argv)
 #endif
 	reexec_with_preload(argv);
 	if (!getenv("LD_PRELOAD") || !strstr(getenv("LD_PRELOAD"), "umockdev-preload")) {
-		printf("1..0 # SKIP libumockdev-preload.so.0 is not preloaded\n");
-		return 0;
+		printf("Bail out! libumockdev-preload.so.0 is not preloaded after the re-execution\n");
+		return 1;
 	}
 	ap_config_defaults(&ap_cfg);
 	ap_log_open(AP_LOG_STDERR, -1);
@@ -757,8 +792,8 @@ int main(int argc, char **argv)
 	tb = umockdev_testbed_new();
 	snprintf(path, sizeof(path), "%s/tests/asyncprobe/topology.umockdev", srcdir ? srcdir : ".");
 	if (!umockdev_testbed_add_from_file(tb, path, &error)) {
-		printf("1..0 # SKIP cannot load %s: %s\n", path, error ? error->message : "?");
-		return 0;
+		printf("Bail out! cannot load %s: %s\n", path, error ? error->message : "?");
+		return 1;
 	}
 	udev = udev_new();
 
