@@ -179,6 +179,20 @@ int ap_modules_note_unbound(struct ap_modules *m, const char *modalias, const ch
 void ap_modload_clear(struct ap_modload *l);
 
 /*
+ * Did this run begin to insert module @name ('-' and '_' alike)?  A
+ * device bound to such a module's driver was probed after the run began,
+ * so the engine saw (or will see) the "bind" uevent that ends its probe.
+ */
+bool ap_modules_touched(struct ap_modules *m, const char *name);
+
+/*
+ * Does the SCSI midlayer scan hosts synchronously, inside their driver's
+ * probe (scsi_mod's parameter scan is "sync")?  asyncprobe inserts
+ * scsi_mod with scan=sync unless told otherwise (modules.c).
+ */
+bool ap_modules_scsi_scan_sync(void);
+
+/*
  * For --resolve-modalias: print the load plan of @modalias (what
  * `modprobe --show-depends` prints: insmod PATH [OPTIONS], builtin NAME,
  * install COMMAND), loaded state ignored.  Returns the number of modules.

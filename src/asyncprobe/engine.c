@@ -183,6 +183,8 @@ struct ap_engine {
 	bool coldplug_done;             /* lock */
 	char **backlog;                 /* lock: uevent adds seen during coldplug */
 	size_t n_backlog;
+	char **bound;                   /* lock: syspaths of "bind" uevents (open addressing) */
+	size_t bound_size, n_bound;     /* lock: bound_size a power of two or 0 */
 	uint64_t publish_seq;           /* lock */
 	unsigned int n_abandoned;       /* lock: calls given up on */
 	unsigned int abandoned_running; /* lock: ... whose call has not returned */
@@ -542,19 +544,6 @@ static bool pred_has_child(void *data)
 	return has_child(w->udev, w->syspath, w->subsystem, w->devtype);
 }
 
-static bool pred_driver_bound(void *data)
-{
-	struct wait_ctx *w = data;
-	struct udev_device *d = udev_device_new_from_syspath(w->udev, w->syspath);
-	bool r;
-
-	if (!d)
-		return false;
-	r = udev_device_get_driver(d) != NULL;
-	udev_device_unref(d);
-	return r;
-}
-
 /* NVMe: the controller's class device is live and has a namespace. */
 static bool pred_nvme_ready(void *data)
 {
@@ -593,8 +582,288 @@ out:
 	return ready;
 }
 
-/* How long a controller may take to bind once its module is in. */
+/*
+ * Waiting for a driver.  Every module is inserted with async_probe
+ * (modules.c), so an insertion returns before its driver has probed
+ * anything: the kernel probes in its asynchronous domain, and one driver's
+ * hung probe no longer holds other insertions.  What each call waits for
+ * instead, and why it is exact:
+ *
+ *  - A device's probe has returned when the kernel sent its "bind" uevent
+ *    (driver_bound(), after the driver's probe function returned 0).  The
+ *    "driver" link is not that signal: it appears before the probe
+ *    function runs (driver_sysfs_add()).  The monitor records every bind
+ *    from the start of the run (bound_add()); a device whose driver's
+ *    module this run did not insert was bound before the run, and one
+ *    with no driver link after AP_BIND_GRACE_MS was declined.  While the
+ *    link is there and no bind came, the probe is running, and the call
+ *    stays in its step, so a probe that never returns (a disk that stops
+ *    answering during the partition scan in device_add_disk()) gets the
+ *    call abandoned by the hang rule, and nothing below that device is
+ *    touched: its block device may already be in sysfs, but opening it
+ *    would sleep uninterruptibly on the scan.
+ *  - A SCSI HBA scans its buses inside its probe when scsi_mod's scan
+ *    parameter is "sync" (modules.c inserts scsi_mod so): its bind means
+ *    every SCSI device it found is registered.  With scan=async (the
+ *    user's choice) the scan runs after the probe returned, unmarked in
+ *    sysfs: the call waits, bounded by --device-timeout, for a first SCSI
+ *    device, which the asynchronous scan adds with all the others at its
+ *    end (scsi_finish_async_scan()).
+ *  - libata (ahci, ata_piix, ...) registers its ports in the probe and
+ *    probes them afterwards, one asynchronous call per port: error
+ *    handling resets the link and sets each ATA device's class (sysfs
+ *    ata_device "class": "unknown" until then, "none" for an empty
+ *    position), then the port adds a SCSI device per ATA or ATAPI device.
+ *    So the ports are done when no ATA device's class is "unknown" and the
+ *    controller has at least as many SCSI devices as classified ATA
+ *    devices (pred_ata_ports_done()), bounded by --device-timeout.
+ *  - A SCSI device's upper driver (sd, sr) probes asynchronously; its bind
+ *    comes after the disk and its partitions were added.
+ *
+ * A device that appears below a controller after its call enumerated is
+ * a hotplug (its cookie depends on timing), so each wait ends only on a
+ * signal that the kernel has finished with the controller.
+ */
 #define AP_BIND_GRACE_MS 1000
+
+/* Open-addressing set of syspaths (FNV-1a, path_hash()), engine lock. */
+static void bound_add(struct ap_engine *e, const char *syspath)
+{
+	size_t i, mask;
+	char *dup;
+
+	pthread_mutex_lock(&e->lock);
+	if ((e->n_bound + 1) * 2 > e->bound_size) {
+		size_t old_size = e->bound_size, ns = old_size ? old_size * 2 : 64;
+		char **old = e->bound, **v = calloc(ns, sizeof(*v));
+
+		if (!v)
+			goto out;
+		for (i = 0; i < old_size; i++)
+			if (old[i]) {
+				size_t j = path_hash(old[i]) & (ns - 1);
+
+				while (v[j])
+					j = (j + 1) & (ns - 1);
+				v[j] = old[i];
+			}
+		free(old);
+		e->bound = v;
+		e->bound_size = ns;
+	}
+	mask = e->bound_size - 1;
+	for (i = path_hash(syspath) & mask; e->bound[i]; i = (i + 1) & mask)
+		if (strcmp(e->bound[i], syspath) == 0)
+			goto out;
+	dup = strdup(syspath);
+	if (dup) {
+		e->bound[i] = dup;
+		e->n_bound++;
+	}
+out:
+	pthread_mutex_unlock(&e->lock);
+}
+
+static bool bound_seen(struct ap_engine *e, const char *syspath)
+{
+	bool found = false;
+	size_t i, mask;
+
+	pthread_mutex_lock(&e->lock);
+	if (e->bound_size) {
+		mask = e->bound_size - 1;
+		for (i = path_hash(syspath) & mask; e->bound[i] && !found; i = (i + 1) & mask)
+			found = strcmp(e->bound[i], syspath) == 0;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return found;
+}
+
+struct probe_wait {
+	struct ap_engine *e;
+	const char *syspath;
+};
+
+static bool pred_probe_returned(void *data)
+{
+	struct probe_wait *p = data;
+
+	return bound_seen(p->e, p->syspath);
+}
+
+/* The module of @syspath's driver ("sd_mod"), or "" when none is named. */
+static void driver_module(const char *syspath, char *buf, size_t size)
+{
+	char path[PATH_MAX], target[PATH_MAX];
+	const char *base;
+	ssize_t k;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "%s/driver/module", syspath);
+	k = readlink(path, target, sizeof(target) - 1);
+	if (k <= 0)
+		return;
+	target[k] = '\0';
+	base = strrchr(target, '/');
+	base = base ? base + 1 : target;
+	if (strlen(base) < size)
+		memcpy(buf, base, strlen(base) + 1);
+}
+
+static bool node_given_up(struct ap_node *n)
+{
+	bool r;
+
+	pthread_mutex_lock(&n->e->lock);
+	r = n->abandoned || n->e->stopping;
+	pthread_mutex_unlock(&n->e->lock);
+	return r || stop_signal();
+}
+
+/*
+ * Wait until the driver's probe of @n's device has returned (see "Waiting
+ * for a driver").  Returns 1 when it has (or the device was bound before
+ * this run), 0 when no driver took the device within @grace ms,
+ * -1 when the call was given up (abandoned, stop request) while the probe
+ * still ran.  A probe that outlasts --device-timeout is logged once and
+ * waited for further: the hang rule decides, in the caller's step.
+ */
+static int wait_probe_returned(struct ap_node *n, struct udev *udev, unsigned int grace)
+{
+	struct probe_wait p = { .e = n->e, .syspath = n->syspath };
+	unsigned int timeout = ap_cfg.device_timeout_ms;
+	uint64_t t0 = ap_now_ns();
+	bool warned = false;
+
+	for (;;) {
+		struct udev_device *d;
+		char mod[256] = "";
+		bool attached;
+		double ms;
+
+		if (ap_monitor_wait(n->e->mon, pred_probe_returned, &p, n->e->mon ? 250 : 0) == 0)
+			return 1;
+		d = udev_device_new_from_syspath(udev, n->syspath);
+		attached = d && udev_device_get_driver(d);
+		if (d)
+			udev_device_unref(d);
+		ms = ms_since(t0, ap_now_ns());
+		if (!attached) {
+			if (ms >= grace || ms >= timeout)
+				return 0;
+			if (!n->e->mon)
+				usleep(20000);
+			continue;
+		}
+		driver_module(n->syspath, mod, sizeof(mod));
+		/* bound before this run, or no uevents to tell: the old rule */
+		if (!n->e->mon || !ap_modules_touched(n->e->mods, mod))
+			return 1;
+		if (!warned && ms >= timeout) {
+			log_warning("%s: its driver's probe has not returned after %u ms",
+				    node_label(n), timeout);
+			warned = true;
+		}
+		if (node_given_up(n))
+			return -1;
+	}
+}
+
+static int count_children(struct udev *udev, const char *syspath, const char *subsystem,
+			  bool (*match)(struct udev_device *d, void *arg), void *arg)
+{
+	struct udev_device *parent = udev_device_new_from_syspath(udev, syspath);
+	struct udev_enumerate *en = udev_enumerate_new(udev);
+	struct udev_list_entry *item;
+	int n = 0;
+
+	if (!parent || !en)
+		goto out;
+	udev_enumerate_add_match_parent(en, parent);
+	udev_enumerate_add_match_subsystem(en, subsystem);
+	if (udev_enumerate_scan_devices(en) < 0)
+		goto out;
+	udev_list_entry_foreach(item, udev_enumerate_get_list_entry(en)) {
+		struct udev_device *d;
+
+		if (!match) {
+			n++;
+			continue;
+		}
+		d = udev_device_new_from_syspath(udev, udev_list_entry_get_name(item));
+		if (d) {
+			n += match(d, arg);
+			udev_device_unref(d);
+		}
+	}
+out:
+	if (en)
+		udev_enumerate_unref(en);
+	if (parent)
+		udev_device_unref(parent);
+	return n;
+}
+
+static bool is_scsi_device(struct udev_device *d, void *arg)
+{
+	const char *t = udev_device_get_devtype(d);
+
+	(void)arg;
+	return t && strcmp(t, "scsi_device") == 0;
+}
+
+struct ata_count {
+	int unknown, present;
+};
+
+static bool count_ata_class(struct udev_device *d, void *arg)
+{
+	struct ata_count *c = arg;
+	const char *cls = udev_device_get_sysattr_value(d, "class");
+
+	if (!cls || strncmp(cls, "unknown", 7) == 0)
+		c->unknown++;
+	else if (strncmp(cls, "ata", 3) == 0 || strncmp(cls, "atapi", 5) == 0 ||
+		 strncmp(cls, "zac", 3) == 0)
+		c->present++;
+	return true;
+}
+
+/* libata: every port has classified its devices and added their SCSI devices. */
+static bool pred_ata_ports_done(void *data)
+{
+	struct wait_ctx *w = data;
+	struct ata_count c = { 0, 0 };
+
+	count_children(w->udev, w->syspath, "ata_device", count_ata_class, &c);
+	return c.unknown == 0 &&
+	       count_children(w->udev, w->syspath, "scsi", is_scsi_device, NULL) >= c.present;
+}
+
+/*
+ * After the controller's probe returned: wait for what its driver does
+ * after that (see "Waiting for a driver").  Bounded by --device-timeout.
+ */
+static void wait_enumerated(struct ap_node *n, struct udev *udev)
+{
+	struct wait_ctx w = { .udev = udev, .syspath = n->syspath, .subsystem = "scsi",
+			      .devtype = "scsi_device" };
+	unsigned int timeout = ap_cfg.device_timeout_ms;
+	uint64_t t0 = ap_now_ns();
+
+	if (count_children(udev, n->syspath, "ata_port", NULL, NULL) > 0) {
+		if (ap_monitor_wait(n->e->mon, pred_ata_ports_done, &w, timeout) < 0)
+			log_warning("%s: ATA ports not all probed after %u ms", n->sysname, timeout);
+		else
+			log_info("%s: ATA ports probed after %.0f ms", n->sysname,
+				 ms_since(t0, ap_now_ns()));
+	} else if (count_children(udev, n->syspath, "scsi_host", NULL, NULL) > 0 &&
+		   !ap_modules_scsi_scan_sync()) {
+		if (ap_monitor_wait(n->e->mon, pred_has_child, &w, timeout) < 0)
+			log_info("%s: no SCSI device after %u ms (asynchronous SCSI scan)",
+				 n->sysname, timeout);
+	}
+}
 
 static void node_fail(struct ap_node *n, int error, const char *what)
 {
@@ -818,21 +1087,25 @@ static void run_controller(struct ap_node *n, struct udev *udev)
 	load_modules(n, n->sysname);
 
 	if (!ap_cfg.dry_run) {
-		node_step(n, "waiting for its devices");
 		t0 = ap_now_ns();
 		/*
-		 * When init_module() returns, the driver has probed the devices
-		 * that exist (the kernel waits for asynchronous probes too,
-		 * unless async_probe was requested), so binding is mostly
-		 * decided; the grace covers a device caught between its "add"
-		 * and its probe.  A driver may also decline a device.
+		 * The insertion returned before the driver probed (async_probe):
+		 * wait for its probe, in the step "loading its driver", then for
+		 * what the driver enumerates after it (see "Waiting for a
+		 * driver").  A driver may also decline a device.
 		 */
 		if (n->driver || any_module_ok(n)) {
-			unsigned int grace = timeout < AP_BIND_GRACE_MS ? timeout : AP_BIND_GRACE_MS;
+			int r = wait_probe_returned(n, udev, AP_BIND_GRACE_MS);
 
-			if (ap_monitor_wait(n->e->mon, pred_driver_bound, &w, grace) < 0)
-				log_info("%s: no driver bound after %u ms", n->sysname, grace);
+			if (r < 0)
+				return;         /* given up: its devices are not touched */
+			if (r == 0)
+				log_info("%s: no driver bound after %u ms", n->sysname,
+					 AP_BIND_GRACE_MS);
+			else
+				wait_enumerated(n, udev);
 		}
+		node_step(n, "waiting for its devices");
 		d = udev_device_new_from_syspath(udev, n->syspath);
 		if (d) {
 			free(n->driver);
@@ -879,11 +1152,19 @@ static void run_scsi(struct ap_node *n, struct udev *udev)
 			t = strtoul(type, NULL, 10);
 		udev_device_unref(d);
 	}
-	/* disk, optical, RBC: a block device follows, sd_mod probes asynchronously */
+	/*
+	 * disk, optical, RBC: a block device follows, sd_mod probes
+	 * asynchronously.  Its block device is in sysfs before the probe
+	 * has read the partition table; only the probe's return ("bind")
+	 * says the disk is ready to be opened (see "Waiting for a driver").
+	 */
 	if (!ap_cfg.dry_run && (t == 0 || t == 5 || t == 7 || t == 0xe) &&
 	    (n->driver || any_module_ok(n))) {
 		node_step(n, "waiting for its block device");
 		t0 = ap_now_ns();
+		/* sd's probes are queued: one may start late on a loaded machine */
+		if (wait_probe_returned(n, udev, ap_cfg.device_timeout_ms) < 0)
+			return;         /* given up while sd's probe still ran */
 		if (ap_monitor_wait(n->e->mon, pred_has_child, &w, ap_cfg.device_timeout_ms) < 0) {
 			log_warning("%s: no block device after %u ms", n->sysname,
 				    ap_cfg.device_timeout_ms);
@@ -1154,6 +1435,10 @@ static void on_uevent(const char *action, const char *syspath, void *userdata)
 	struct ap_engine *e = userdata;
 	char **v;
 
+	if (strcmp(action, "bind") == 0) {
+		bound_add(e, syspath);
+		return;
+	}
 	if (strcmp(action, "add") != 0)
 		return;
 	pthread_mutex_lock(&e->lock);
@@ -2026,6 +2311,9 @@ struct ap_engine *ap_engine_free(struct ap_engine *e)
 	for (i = 0; i < e->n_backlog; i++)
 		free(e->backlog[i]);
 	free(e->backlog);
+	for (i = 0; i < e->bound_size; i++)
+		free(e->bound[i]);
+	free(e->bound);
 	ap_modules_free(e->mods);
 	ap_links_free(e->links);
 	free(e->cmdline);
