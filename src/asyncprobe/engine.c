@@ -814,18 +814,61 @@ static bool is_scsi_device(struct udev_device *d, void *arg)
 
 struct ata_count {
 	int unknown, present;
+	char *report;           /* NULL, or where to list what each device showed */
+	size_t report_size;
 };
 
+/*
+ * One ATA device position (dev1.0).  "class" is "unknown" until error
+ * handling attaches a device there, and stays so for an empty position;
+ * what tells an empty position that was probed from one not probed yet is
+ * "pio_mode": "<n/a>" until the port's first reset, which sets every
+ * position of the link to PIO0.  A SATA link that came up after that
+ * reset shows its speed in its ata_link's "sata_spd" (else "<unknown>"):
+ * a device is expected there, and counted as not probed until it has its
+ * class.  (PATA has no sata_spd: an empty position counts as probed after
+ * the reset, one with a device once error handling has set its class.)
+ */
 static bool count_ata_class(struct udev_device *d, void *arg)
 {
 	struct ata_count *c = arg;
 	const char *cls = udev_device_get_sysattr_value(d, "class");
+	const char *pio = udev_device_get_sysattr_value(d, "pio_mode");
+	const char *spd = NULL;
+	struct udev_device *link;
+	char spd_buf[32];
 
-	if (!cls || strncmp(cls, "unknown", 7) == 0)
-		c->unknown++;
-	else if (strncmp(cls, "ata", 3) == 0 || strncmp(cls, "atapi", 5) == 0 ||
-		 strncmp(cls, "zac", 3) == 0)
+	/* ata_device dev1.0 sits in link1/dev1.0/ata_device/dev1.0; its link: link1/ata_link/link1 */
+	link = udev_device_get_parent(udev_device_get_parent(d));
+	if (link) {
+		char path[PATH_MAX];
+		struct udev_device *ld;
+
+		snprintf(path, sizeof(path), "%s/ata_link/%s", udev_device_get_syspath(link),
+			 udev_device_get_sysname(link));
+		ld = udev_device_new_from_syspath(udev_device_get_udev(d), path);
+		if (ld) {
+			const char *v = udev_device_get_sysattr_value(ld, "sata_spd");
+
+			if (v) {
+				snprintf(spd_buf, sizeof(spd_buf), "%s", v);
+				spd = spd_buf;
+			}
+			udev_device_unref(ld);
+		}
+	}
+	if (cls && (strncmp(cls, "ata", 3) == 0 || strncmp(cls, "zac", 3) == 0))
 		c->present++;
+	else if (!cls || !pio || strncmp(pio, "<n/a>", 5) == 0 ||
+		 (spd && strncmp(spd, "<unknown>", 9) != 0))
+		c->unknown++;
+	if (c->report) {
+		size_t k = strlen(c->report);
+
+		snprintf(c->report + k, c->report_size - k, " %s=%s/%s/%s",
+			 udev_device_get_sysname(d), cls ? cls : "?", pio ? pio : "?",
+			 spd ? spd : "-");
+	}
 	return true;
 }
 
@@ -833,7 +876,7 @@ static bool count_ata_class(struct udev_device *d, void *arg)
 static bool pred_ata_ports_done(void *data)
 {
 	struct wait_ctx *w = data;
-	struct ata_count c = { 0, 0 };
+	struct ata_count c = { 0, 0, NULL, 0 };
 
 	count_children(w->udev, w->syspath, "ata_device", count_ata_class, &c);
 	return c.unknown == 0 &&
@@ -852,9 +895,14 @@ static void wait_enumerated(struct ap_node *n, struct udev *udev)
 	uint64_t t0 = ap_now_ns();
 
 	if (count_children(udev, n->syspath, "ata_port", NULL, NULL) > 0) {
-		if (ap_monitor_wait(n->e->mon, pred_ata_ports_done, &w, timeout) < 0)
-			log_warning("%s: ATA ports not all probed after %u ms", n->sysname, timeout);
-		else
+		if (ap_monitor_wait(n->e->mon, pred_ata_ports_done, &w, timeout) < 0) {
+			char report[1024] = "";
+			struct ata_count c = { 0, 0, report, sizeof(report) };
+
+			count_children(udev, n->syspath, "ata_device", count_ata_class, &c);
+			log_warning("%s: ATA ports not all probed after %u ms (class/pio/link speed:%s)",
+				    n->sysname, timeout, report);
+		} else
 			log_info("%s: ATA ports probed after %.0f ms", n->sysname,
 				 ms_since(t0, ap_now_ns()));
 	} else if (count_children(udev, n->syspath, "scsi_host", NULL, NULL) > 0 &&
