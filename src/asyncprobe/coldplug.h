@@ -193,6 +193,17 @@ bool ap_modules_touched(struct ap_modules *m, const char *name);
 bool ap_modules_scsi_scan_sync(void);
 
 /*
+ * The options to insert module @name with, given its own (@options, from
+ * modprobe.d and the kernel command line): with async_probe added on
+ * kernels that know it (4.2 and later) unless @options name it, and for
+ * scsi_mod scan=sync unless they name scan (modules.c explains both).
+ * For modules that probe no device of their own or probe asynchronously
+ * anyway (file systems, libraries).  Returns a malloc'ed string, NULL on
+ * ENOMEM.
+ */
+char *ap_modules_insert_options(const char *name, const char *options);
+
+/*
  * For --resolve-modalias: print the load plan of @modalias (what
  * `modprobe --show-depends` prints: insmod PATH [OPTIONS], builtin NAME,
  * install COMMAND), loaded state ignored.  Returns the number of modules.

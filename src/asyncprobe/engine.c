@@ -165,6 +165,7 @@ struct ap_node {
 	bool at_sync;                   /* engine lock: reached step 2, cannot be abandoned */
 	bool abandoned;                 /* engine lock: given up on; publishes nothing */
 	bool abandoned_returned;        /* engine lock: ... and its call has returned */
+	bool probed;                    /* engine lock: a controller's driver probed it (or did not take it) */
 	bool stopped;                   /* engine lock: skipped, dropped or abandoned on a stop request */
 	uint64_t t_abandoned;
 	int sync_result;                /* the call's own: 0 not yet, 1 passed, -1 abandoned */
@@ -907,10 +908,64 @@ static void wait_enumerated(struct ap_node *n, struct udev *udev)
 				 ms_since(t0, ap_now_ns()));
 	} else if (count_children(udev, n->syspath, "scsi_host", NULL, NULL) > 0 &&
 		   !ap_modules_scsi_scan_sync()) {
-		if (ap_monitor_wait(n->e->mon, pred_has_child, &w, timeout) < 0)
-			log_info("%s: no SCSI device after %u ms (asynchronous SCSI scan)",
-				 n->sysname, timeout);
+		/* the insertion's own barrier covered the scan (see above) */
+		log_debug("%s: scsi_mod scans asynchronously (scan= set by the user?)", n->sysname);
 	}
+}
+
+/*
+ * Fastboot: a SCSI device's upper driver (sd) probes in the kernel's
+ * global asynchronous domain, and libata's port probes wait there for
+ * every call scheduled before them (async_synchronize_cookie() in
+ * async_port_probe()).  A disk whose sd probe hangs would keep the ports
+ * of every SATA controller whose driver probed after it from being
+ * scanned, the root's perhaps.  So a SCSI device call loads its driver
+ * once every controller call already started has had its own driver
+ * probe (or was given up), bounded by --device-timeout.  Sequential runs
+ * never wait here: the calls before it have all returned.
+ */
+static bool pred_controllers_probed(void *data)
+{
+	struct ap_engine *e = data;
+	bool all = true;
+	size_t i;
+
+	pthread_mutex_lock(&e->lock);
+	for (i = 0; i < e->n_nodes && all; i++) {
+		const struct ap_node *c = e->nodes[i];
+
+		if (c->kind != AP_KIND_CONTROLLER || c->hotplug || c->discovery)
+			continue;
+		if ((c->state == NODE_SPAWNED || c->state == NODE_RUNNING) &&
+		    !c->probed && !c->abandoned && !c->stopped && !e->stopping)
+			all = false;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return all;
+}
+
+static void wait_controllers_probed(struct ap_node *n)
+{
+	struct ap_engine *e = n->e;
+	uint64_t t0;
+
+	if (!e->parallel || !e->modules_on || !n->modalias || ap_cfg.dry_run)
+		return;
+	node_step(n, "waiting for the controllers' drivers");
+	t0 = ap_now_ns();
+	if (ap_monitor_wait(e->mon, pred_controllers_probed, e, ap_cfg.device_timeout_ms) < 0)
+		log_info("%s: controllers' drivers still probing after %u ms, loading its own",
+			 node_label(n), ap_cfg.device_timeout_ms);
+	ap_trace_phase(n->cookie, "wait", t0, ap_now_ns());
+}
+
+/* A controller call is past its driver's probe: SCSI device calls may load theirs. */
+static void controller_probed(struct ap_node *n)
+{
+	pthread_mutex_lock(&n->e->lock);
+	n->probed = true;
+	pthread_mutex_unlock(&n->e->lock);
+	ap_monitor_kick(n->e->mon);
 }
 
 static void node_fail(struct ap_node *n, int error, const char *what)
@@ -1175,6 +1230,7 @@ static void run_controller(struct ap_node *n, struct udev *udev)
 		}
 		ap_trace_phase(n->cookie, "wait", t0, ap_now_ns());
 	}
+	controller_probed(n);
 	if (n->e->modules_on)
 		ap_modules_note_unbound(n->e->mods, n->modalias, n->sysname, n->syspath, n->driver,
 					&n->loads, &n->n_loads);
@@ -1192,6 +1248,7 @@ static void run_scsi(struct ap_node *n, struct udev *udev)
 	unsigned long t = ~0UL;
 	uint64_t t0;
 
+	wait_controllers_probed(n);
 	load_modules(n, n->sysname);
 	d = udev_device_new_from_syspath(udev, n->syspath);
 	if (d) {

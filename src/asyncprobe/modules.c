@@ -22,17 +22,27 @@
  * Compressed modules the kernel cannot take with finit_module() fall back
  * to kmod_module_insert_module() under the mutex.
  *
- * Every insertion asks for async_probe (see insert_options()).  Linux ends
- * the insertion of a module that did not (kernel/module/main.c,
- * do_init_module()) with async_synchronize_full(): a wait for every
- * asynchronous call in the system, sd's probes of all disks and every
- * SCSI host scan included.  One disk that does not answer then holds every
- * later insertion, whatever the driver (ext4's too).  With async_probe the
- * insertion returns once the module's init function has, and drivers with
- * the default probe type probe their devices asynchronously
- * (driver_allows_async_probing()): the insertion no longer says "devices
- * probed", and the engine waits for that itself (engine.c, "Waiting for a
- * driver").  The kernel parses the parameter for every module
+ * async_probe.  Linux ends the insertion of a module that did not ask for
+ * async_probe (kernel/module/main.c, do_init_module()) with
+ * async_synchronize_full(): a wait for every asynchronous call in the
+ * system, sd's probes of all disks and every SCSI host scan included.  One
+ * disk that does not answer then holds every later insertion, whatever
+ * the driver: sd_mod's, ext4's.  With async_probe the insertion returns
+ * once the module's init function has; but drivers with the default probe
+ * type then also probe asynchronously (driver_allows_async_probing()),
+ * and that is not always better: libata's port probe synchronizes on its
+ * cookie in that same global domain (async_port_probe()), so a controller
+ * driver whose probe hangs there (virtio_blk reading a dead disk's
+ * partition table) would keep every later SATA port from being scanned,
+ * while in init_module() it only holds its own insertion (and this run
+ * abandons it).  Hence the rule: every module gets async_probe except the
+ * module a controller's modalias resolves to (the driver whose probe runs
+ * for that device); so dependencies, SCSI upper-level drivers (modalias
+ * "scsi:...": sd, sr probe asynchronously anyway) and file system modules
+ * (ap_modules_insert_options(), init.c) never wait for other devices'
+ * probes, and a controller's insertion still returns after its own probe
+ * and what that started (the engine checks that itself too: engine.c,
+ * "Waiting for a driver").  The kernel parses the parameter for every module
  * (unknown_module_param_cb) since Linux 4.2; 3.16 to 4.1 ignore it with a
  * warning in the kernel log, older kernels refuse the module (ENOENT,
  * "Unknown parameter").  So it is passed on 4.2 and later only, and if an
@@ -652,6 +662,14 @@ static char *insert_options(const struct action *a, bool async)
 	return s;
 }
 
+char *ap_modules_insert_options(const char *name, const char *options)
+{
+	struct utsname u;
+	struct action a = { .name = (char *)name, .options = (char *)options };
+
+	return insert_options(&a, uname(&u) == 0 && kernel_at_least(u.release, 4, 2));
+}
+
 /* Remember that this run began to insert @name (under m->lock). */
 static void touch_module(struct ap_modules *m, const char *name)
 {
@@ -721,7 +739,7 @@ static int insert_file(struct ap_modules *m, struct action *a, const char *opts)
 }
 
 /* Carry out one action, without m->lock.  0 (also for "already there") or -errno. */
-static int action_run(struct ap_modules *m, struct action *a, bool *inserted)
+static int action_run(struct ap_modules *m, struct action *a, bool *inserted, bool own_probe)
 {
 	char *opts;
 	bool async;
@@ -744,7 +762,7 @@ static int action_run(struct ap_modules *m, struct action *a, bool *inserted)
 	 */
 	if (m->foreign)
 		return -ENOEXEC;
-	async = __atomic_load_n(&m->async_probe, __ATOMIC_RELAXED) != 0;
+	async = !own_probe && __atomic_load_n(&m->async_probe, __ATOMIC_RELAXED) != 0;
 	opts = insert_options(a, async);
 	if (!opts)
 		return -ENOMEM;
@@ -895,7 +913,10 @@ int ap_modules_load_alias(struct ap_modules *m, const char *modalias, const char
 
 				if (!p->v[j].required && soft_failed(m, p->v[j].name, false))
 					continue;
-				r = action_run(m, &p->v[j], &ins);
+				/* a controller's own driver keeps its probe synchronous (see the top) */
+				r = action_run(m, &p->v[j], &ins,
+					       strcmp(p->v[j].name, ld->module) == 0 &&
+					       strncmp(modalias, "scsi:", 5) != 0);
 				if (ins && strcmp(p->v[j].name, ld->module) == 0)
 					ld->inserted = true;
 				if (ins)
