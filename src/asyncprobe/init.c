@@ -279,6 +279,7 @@ static void fs_plan_action(struct kmod_module *m, bool install, const char *opti
 static int insert_with_async_probe(struct kmod_module *m)
 {
 	struct fs_plan plan = { .n = 0 };
+	struct kmod_list *deps;
 	size_t i;
 	int r;
 
@@ -290,19 +291,35 @@ static int insert_with_async_probe(struct kmod_module *m)
 	if (r == 0 && plan.install)
 		r = kmod_module_probe_insert_module(m, KMOD_PROBE_APPLY_BLACKLIST, NULL, NULL,
 						    NULL, NULL);
+	deps = kmod_module_get_dependencies(m);
 	for (i = 0; r == 0 && !plan.install && i < plan.n; i++) {
 		int state = kmod_module_get_initstate(plan.mods[i]);
+		const char *name = kmod_module_get_name(plan.mods[i]);
 		_cleanup_free_ char *opts = NULL;
+		struct kmod_list *l;
+		bool required = strcmp(name, kmod_module_get_name(m)) == 0;
 
 		if (state == KMOD_MODULE_LIVE || state == KMOD_MODULE_BUILTIN)
 			continue;
-		opts = ap_modules_insert_options(kmod_module_get_name(plan.mods[i]), plan.options[i]);
+		kmod_list_foreach(l, deps) {
+			struct kmod_module *d = kmod_module_get_module(l);
+
+			required = required || strcmp(kmod_module_get_name(d), name) == 0;
+			kmod_module_unref(d);
+		}
+		opts = ap_modules_insert_options(name, plan.options[i]);
 		r = kmod_module_insert_module(plan.mods[i], 0, opts ? opts : plan.options[i]);
 		if ((r == -ENOENT || r == -EINVAL) && opts && strcmp(opts, plan.options[i]) != 0)
 			r = kmod_module_insert_module(plan.mods[i], 0, plan.options[i]);
-		if (r == -EEXIST)
+		/* a soft dependency may fail (crc32c_intel without SSE 4.2), as with modprobe */
+		if (r == -EEXIST || (r < 0 && !required)) {
+			if (r != -EEXIST)
+				log_debug("soft dependency %s: %s, ignored", name, strerror(-r));
 			r = 0;
+		}
 	}
+	if (deps)
+		kmod_module_unref_list(deps);
 	for (i = 0; i < plan.n; i++) {
 		kmod_module_unref(plan.mods[i]);
 		free(plan.options[i]);

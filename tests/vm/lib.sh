@@ -346,10 +346,12 @@ vm_devices() {
 		if [ "$name" = hungscsi ]; then
 			# The same on virtio-scsi: sd's asynchronous probe reads the
 			# partition table and never returns (after vscsi: same bus).
+			# The geometry is given: QEMU would read sector 0 to guess it,
+			# for an hour, before starting the guest.
 			[ -n "$have_vscsi" ] || VM_DEV_ARGS+=(-device "virtio-scsi-pci,id=vscsi0")
 			have_vscsi=1
 			VM_DEV_ARGS+=(-drive "driver=null-co,if=none,id=d-hungscsi,size=64M,latency-ns=${VM_HUNG_LATENCY_NS:-3600000000000}"
-				-device "scsi-hd,bus=vscsi0.0,drive=d-hungscsi,serial=AP-HUNG/0012")
+				-device "scsi-hd,bus=vscsi0.0,drive=d-hungscsi,serial=AP-HUNG/0012,cyls=130,heads=16,secs=63")
 			continue
 		fi
 		spec=
