@@ -194,14 +194,18 @@ bool ap_modules_scsi_scan_sync(void);
 
 /*
  * The options to insert module @name with, given its own (@options, from
- * modprobe.d and the kernel command line): with async_probe added on
- * kernels that know it (4.2 and later) unless @options name it, and for
- * scsi_mod scan=sync unless they name scan (modules.c explains both).
- * For modules that probe no device of their own or probe asynchronously
- * anyway (file systems, libraries).  Returns a malloc'ed string, NULL on
+ * modprobe.d and the kernel command line): with async_probe added when
+ * @async unless @options name it (with any value), and for scsi_mod
+ * scan=sync unless they name scan (modules.c explains both).  @async is
+ * for modules that probe no device of their own or probe asynchronously
+ * anyway (file systems, libraries), on kernels that know the parameter
+ * (ap_kernel_has_async_probe()).  Returns a malloc'ed string, NULL on
  * ENOMEM.
  */
-char *ap_modules_insert_options(const char *name, const char *options);
+char *ap_modules_insert_options(const char *name, const char *options, bool async);
+
+/* Does the running kernel take async_probe for every module (Linux 4.2 and later)? */
+bool ap_kernel_has_async_probe(void);
 
 /*
  * For --resolve-modalias: print the load plan of @modalias (what

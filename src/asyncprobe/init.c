@@ -307,7 +307,7 @@ static int insert_with_async_probe(struct kmod_module *m)
 			required = required || strcmp(kmod_module_get_name(d), name) == 0;
 			kmod_module_unref(d);
 		}
-		opts = ap_modules_insert_options(name, plan.options[i]);
+		opts = ap_modules_insert_options(name, plan.options[i], ap_kernel_has_async_probe());
 		r = kmod_module_insert_module(plan.mods[i], 0, opts ? opts : plan.options[i]);
 		if ((r == -ENOENT || r == -EINVAL) && opts && strcmp(opts, plan.options[i]) != 0)
 			r = kmod_module_insert_module(plan.mods[i], 0, plan.options[i]);

@@ -662,12 +662,18 @@ static char *insert_options(const struct action *a, bool async)
 	return s;
 }
 
-char *ap_modules_insert_options(const char *name, const char *options)
+char *ap_modules_insert_options(const char *name, const char *options, bool async)
 {
-	struct utsname u;
 	struct action a = { .name = (char *)name, .options = (char *)options };
 
-	return insert_options(&a, uname(&u) == 0 && kernel_at_least(u.release, 4, 2));
+	return insert_options(&a, async);
+}
+
+bool ap_kernel_has_async_probe(void)
+{
+	struct utsname u;
+
+	return uname(&u) == 0 && kernel_at_least(u.release, 4, 2);
 }
 
 /* Remember that this run began to insert @name (under m->lock). */
