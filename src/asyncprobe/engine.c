@@ -1483,9 +1483,16 @@ static void hotplug_one(struct ap_engine *e, const char *syspath)
 
 	pthread_mutex_lock(&e->lock);
 	parent = abandoned_above_locked(e, syspath);
+	/*
+	 * Only a block device is worth a notice: the abandoned device's own
+	 * add and its class devices (bsg, scsi_disk) would use up the kernel
+	 * log's rate limit for user space (10 records in 5 s) before the
+	 * run's summary.
+	 */
 	if (parent)
-		log_notice("%s: ignored, it belongs to the abandoned call of %s", syspath,
-			   node_label(parent));
+		ap_log(strstr(syspath + strlen(parent->syspath), "/block/") ? AP_LOG_NOTICE :
+		       AP_LOG_INFO, "%s: ignored, it belongs to the abandoned call of %s", syspath,
+		       node_label(parent));
 	pthread_mutex_unlock(&e->lock);
 	if (parent)
 		return;
