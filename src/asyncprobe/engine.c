@@ -1268,9 +1268,13 @@ static void run_scsi(struct ap_node *n, struct udev *udev)
 		node_step(n, "waiting for its block device");
 		t0 = ap_now_ns();
 		/* sd's probes are queued: one may start late on a loaded machine */
-		if (wait_probe_returned(n, udev, ap_cfg.device_timeout_ms) < 0)
+		int r = wait_probe_returned(n, udev, ap_cfg.device_timeout_ms);
+
+		if (r < 0)
 			return;         /* given up while sd's probe still ran */
-		if (ap_monitor_wait(n->e->mon, pred_has_child, &w, ap_cfg.device_timeout_ms) < 0) {
+		/* no driver took it within the timeout: look once, do not wait again */
+		if (ap_monitor_wait(n->e->mon, pred_has_child, &w,
+				    r > 0 ? ap_cfg.device_timeout_ms : 0) < 0) {
 			log_warning("%s: no block device after %u ms", n->sysname,
 				    ap_cfg.device_timeout_ms);
 			node_fail(n, -ETIMEDOUT, "no block device");
