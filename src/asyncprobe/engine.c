@@ -584,11 +584,13 @@ out:
 }
 
 /*
- * Waiting for a driver.  Every module is inserted with async_probe
- * (modules.c), so an insertion returns before its driver has probed
- * anything: the kernel probes in its asynchronous domain, and one driver's
- * hung probe no longer holds other insertions.  What each call waits for
- * instead, and why it is exact:
+ * Waiting for a driver.  Modules are inserted with async_probe (modules.c
+ * says which and why), so an insertion no longer waits for every
+ * asynchronous probe in the system: a disk whose probe hangs holds no
+ * other insertion.  But then an insertion's return does not say "its
+ * devices are probed" either (sd_mod's returns at once, and a user's
+ * module.async_probe=1 makes every driver probe asynchronously).  What
+ * each call waits for instead, and why it is exact:
  *
  *  - A device's probe has returned when the kernel sent its "bind" uevent
  *    (driver_bound(), after the driver's probe function returned 0).  The
@@ -596,28 +598,25 @@ out:
  *    function runs (driver_sysfs_add()).  The monitor records every bind
  *    from the start of the run (bound_add()); a device whose driver's
  *    module this run did not insert was bound before the run, and one
- *    with no driver link after AP_BIND_GRACE_MS was declined.  While the
- *    link is there and no bind came, the probe is running, and the call
- *    stays in its step, so a probe that never returns (a disk that stops
- *    answering during the partition scan in device_add_disk()) gets the
- *    call abandoned by the hang rule, and nothing below that device is
+ *    with no driver link after the grace was declined.  While the link is
+ *    there and no bind came, the probe is running, and the call stays in
+ *    its step, so a probe that never returns (a disk that stops answering
+ *    during the partition scan in device_add_disk()) gets the call
+ *    abandoned by the hang rule, and nothing below that device is
  *    touched: its block device may already be in sysfs, but opening it
  *    would sleep uninterruptibly on the scan.
  *  - A SCSI HBA scans its buses inside its probe when scsi_mod's scan
  *    parameter is "sync" (modules.c inserts scsi_mod so): its bind means
  *    every SCSI device it found is registered.  With scan=async (the
- *    user's choice) the scan runs after the probe returned, unmarked in
- *    sysfs: the call waits, bounded by --device-timeout, for a first SCSI
- *    device, which the asynchronous scan adds with all the others at its
- *    end (scsi_finish_async_scan()).
+ *    user's choice) the scan runs after the probe, unmarked in sysfs, and
+ *    only the insertion's own wait (the HBA driver is inserted without
+ *    async_probe) covers it.
  *  - libata (ahci, ata_piix, ...) registers its ports in the probe and
  *    probes them afterwards, one asynchronous call per port: error
- *    handling resets the link and sets each ATA device's class (sysfs
- *    ata_device "class": "unknown" until then, "none" for an empty
- *    position), then the port adds a SCSI device per ATA or ATAPI device.
- *    So the ports are done when no ATA device's class is "unknown" and the
- *    controller has at least as many SCSI devices as classified ATA
- *    devices (pred_ata_ports_done()), bounded by --device-timeout.
+ *    handling resets each link, attaches the devices it finds, then the
+ *    port adds a SCSI device per ATA or ATAPI device
+ *    (pred_ata_ports_done() says how that shows in sysfs), bounded by
+ *    --device-timeout.
  *  - A SCSI device's upper driver (sd, sr) probes asynchronously; its bind
  *    comes after the disk and its partitions were added.
  *
