@@ -205,6 +205,35 @@ int ap_modules_note_unbound(struct ap_modules *m, const char *modalias, const ch
 void ap_modload_clear(struct ap_modload *l);
 
 /*
+ * Did this run begin to insert module @name ('-' and '_' alike)?  A
+ * device bound to such a module's driver was probed after the run began,
+ * so the engine saw (or will see) the "bind" uevent that ends its probe.
+ */
+bool ap_modules_touched(struct ap_modules *m, const char *name);
+
+/*
+ * Does the SCSI midlayer scan hosts synchronously, inside their driver's
+ * probe (scsi_mod's parameter scan is "sync")?  asyncprobe inserts
+ * scsi_mod with scan=sync unless told otherwise (modules.c).
+ */
+bool ap_modules_scsi_scan_sync(void);
+
+/*
+ * The options to insert module @name with, given its own (@options, from
+ * modprobe.d and the kernel command line): with async_probe added when
+ * @async unless @options name it (with any value), and for scsi_mod
+ * scan=sync unless they name scan (modules.c explains both).  @async is
+ * for modules that probe no device of their own or probe asynchronously
+ * anyway (file systems, libraries), on kernels that know the parameter
+ * (ap_kernel_has_async_probe()).  Returns a malloc'ed string, NULL on
+ * ENOMEM.
+ */
+char *ap_modules_insert_options(const char *name, const char *options, bool async);
+
+/* Does the running kernel take async_probe for every module (Linux 4.2 and later)? */
+bool ap_kernel_has_async_probe(void);
+
+/*
  * For --resolve-modalias: print the load plan of @modalias (what
  * `modprobe --show-depends` prints: insmod PATH [OPTIONS], builtin NAME,
  * install COMMAND), loaded state ignored.  Returns the number of modules.

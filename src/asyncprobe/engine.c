@@ -61,11 +61,17 @@
  * win conflicts; the order is still a function of the tree (and that
  * name).  A name that matches no controller changes nothing; it is logged.
  *
- * Sequentially (no fastboot) the calls run one at a time on one worker,
- * popped by the top level from a stack (children are pushed in reverse,
- * so the first child runs next): the calls run in depth-first order too,
- * and a call's turn has always come when it is ready.  The same cookies
- * result in sequential, fastboot and ASYNC_CHAOS runs.
+ * Sequentially (no fastboot) the calls run one at a time on one worker.
+ * The top level runs next the first queued call in the order, except
+ * that every queued controller runs before any other device: a SCSI
+ * device's call inserts sd_mod, whose asynchronous probe of a disk that
+ * never answers would hold a later controller's libata port probe (which
+ * waits for every earlier asynchronous call in the kernel), so all
+ * controller drivers go in before any SCSI upper driver, as in fastboot
+ * (see "Waiting for a driver").  No call waits for its turn (whoever
+ * seals the node at the frontier publishes), so running out of order
+ * cannot deadlock, and the same cookies result in sequential, fastboot
+ * and ASYNC_CHAOS runs.
  *
  * A call that hangs.  A disk that stops answering can block a call for
  * good: in init_module() (a driver's probe reads the partition table), in
@@ -151,7 +157,7 @@ enum node_state {
 struct ap_node {
 	struct ap_engine *e;
 	struct ap_node *parent;
-	struct ap_node *fifo_next;      /* engine lock: the sequential stack */
+	bool queued;                    /* engine lock: sequential mode, spawned, not yet run */
 	struct ap_node *o_prev, *o_next;        /* engine lock: publication order */
 	enum node_state state;          /* engine lock */
 	bool discovery;                 /* the enumeration call */
@@ -192,6 +198,7 @@ struct ap_node {
 	bool sealed;                    /* engine lock: published, abandoned or stopped; children in the order */
 	bool abandoned;                 /* engine lock: given up on; publishes nothing */
 	bool abandoned_returned;        /* engine lock: ... and its call has returned */
+	bool probed;                    /* engine lock: a controller's driver probed it (or did not take it) */
 	bool stopped;                   /* engine lock: skipped, dropped or abandoned on a stop request */
 	uint64_t t_abandoned;
 	int sync_result;                /* the call's own: 0 not yet, 1 passed, -1 abandoned */
@@ -199,12 +206,12 @@ struct ap_node {
 
 struct ap_engine {
 	pthread_mutex_t lock;
-	pthread_cond_t cond;            /* pending, fifo, published changed */
+	pthread_cond_t cond;            /* pending, queued, published changed */
 	struct ap_node **nodes;         /* lock: every node, registration order */
 	size_t n_nodes, allocated;
 	struct ap_node **by_path;       /* lock: the same, hashed by syspath (open addressing) */
 	size_t by_path_size;            /* lock: a power of two, at least twice n_nodes */
-	struct ap_node *fifo_head;      /* lock: sequential mode, calls to run (a stack) */
+	unsigned int n_queued;          /* lock: sequential mode, nodes with queued set */
 	unsigned int in_flight;         /* lock: sequential mode, a call handed to libasync */
 	struct ap_node *order_head, *order_tail;        /* lock: publication order */
 	struct ap_node *frontier;       /* lock: the first node in it not sealed */
@@ -215,6 +222,8 @@ struct ap_engine {
 	bool coldplug_done;             /* lock */
 	char **backlog;                 /* lock: uevent adds seen during coldplug */
 	size_t n_backlog;
+	char **bound;                   /* lock: syspaths of "bind" uevents (open addressing) */
+	size_t bound_size, n_bound;     /* lock: bound_size a power of two or 0 */
 	uint64_t publish_seq;           /* lock */
 	unsigned int n_abandoned;       /* lock: calls given up on */
 	unsigned int abandoned_running; /* lock: ... whose call has not returned */
@@ -545,8 +554,8 @@ static void seal_locked(struct ap_engine *e, struct ap_node *n)
 }
 
 /*
- * Hand a node to libasync: at once concurrently; sequentially it is pushed
- * on a stack which the top level pops one call at a time (see drain()).
+ * Hand a node to libasync: at once concurrently; sequentially it is marked
+ * queued and the top level runs it in its turn (see drain()).
  */
 static void ap_spawn(struct ap_engine *e, struct ap_node *n)
 {
@@ -560,8 +569,8 @@ static void ap_spawn(struct ap_engine *e, struct ap_node *n)
 	n->state = NODE_SPAWNED;
 	n->t_spawn = ap_now_ns();
 	if (!e->parallel) {
-		n->fifo_next = e->fifo_head;
-		e->fifo_head = n;
+		n->queued = true;
+		e->n_queued++;
 		pthread_cond_broadcast(&e->cond);
 		pthread_mutex_unlock(&e->lock);
 		return;
@@ -570,20 +579,41 @@ static void ap_spawn(struct ap_engine *e, struct ap_node *n)
 	async_schedule(node_run, n);
 }
 
-/* Spawn @n's children: concurrently in their order, sequentially pushed in reverse. */
+/* Spawn @n's children, in their order. */
 static void spawn_children(struct ap_engine *e, struct ap_node *n)
 {
 	size_t i;
 
 	for (i = 0; i < n->n_children; i++)
-		ap_spawn(e, n->children[e->parallel ? i : n->n_children - 1 - i]);
+		ap_spawn(e, n->children[i]);
 }
 
 /*
- * Sequential mode: run the call on top of the stack once the one before it
- * has returned (or was abandoned).  Calls so run in depth-first order,
- * which is the publication order: a call's turn has always come when it
- * is ready.
+ * Sequential mode: the call to run next (engine lock held): the first
+ * queued controller in the order, else the first queued node.  Queued
+ * nodes are unsealed, so none is before the frontier; every spawned node
+ * is in the order.
+ */
+static struct ap_node *next_queued_locked(struct ap_engine *e)
+{
+	struct ap_node *o, *first = NULL;
+
+	if (!e->n_queued)
+		return NULL;
+	for (o = e->frontier ? e->frontier : e->order_head; o; o = o->o_next) {
+		if (!o->queued)
+			continue;
+		if (o->kind == AP_KIND_CONTROLLER && !o->discovery)
+			return o;
+		if (!first)
+			first = o;
+	}
+	return first;
+}
+
+/*
+ * Sequential mode: run the next queued call (next_queued_locked()) once
+ * the one before it has returned (or was abandoned).
  */
 static void drain(struct ap_engine *e)
 {
@@ -591,9 +621,10 @@ static void drain(struct ap_engine *e)
 		struct ap_node *n;
 
 		pthread_mutex_lock(&e->lock);
-		n = e->in_flight ? NULL : e->fifo_head;
+		n = e->in_flight ? NULL : next_queued_locked(e);
 		if (n) {
-			e->fifo_head = n->fifo_next;
+			n->queued = false;
+			e->n_queued--;
 			e->in_flight++;
 		}
 		pthread_mutex_unlock(&e->lock);
@@ -652,21 +683,389 @@ static bool pred_nvme_ready(void *data)
 	return ap_nvme_ctrl_ready(w->udev, w->syspath);
 }
 
-static bool pred_driver_bound(void *data)
-{
-	struct wait_ctx *w = data;
-	struct udev_device *d = udev_device_new_from_syspath(w->udev, w->syspath);
-	bool r;
+/*
+ * Waiting for a driver.  Modules are inserted with async_probe (modules.c
+ * says which and why), so an insertion no longer waits for every
+ * asynchronous probe in the system: a disk whose probe hangs holds no
+ * other insertion.  But then an insertion's return does not say "its
+ * devices are probed" either (sd_mod's returns at once, and a user's
+ * module.async_probe=1 makes every driver probe asynchronously).  What
+ * each call waits for instead, and why it is exact:
+ *
+ *  - A device's probe has returned when the kernel sent its "bind" uevent
+ *    (driver_bound(), after the driver's probe function returned 0).  The
+ *    "driver" link is not that signal: it appears before the probe
+ *    function runs (driver_sysfs_add()).  The monitor records every bind
+ *    from the start of the run (bound_add()); a device whose driver's
+ *    module this run did not insert was bound before the run, and one
+ *    with no driver link after the grace was declined.  While the link is
+ *    there and no bind came, the probe is running, and the call stays in
+ *    its step, so a probe that never returns (a disk that stops answering
+ *    during the partition scan in device_add_disk()) gets the call
+ *    abandoned by the hang rule, and nothing below that device is
+ *    touched: its block device may already be in sysfs, but opening it
+ *    would sleep uninterruptibly on the scan.
+ *  - A SCSI HBA scans its buses inside its probe when scsi_mod's scan
+ *    parameter is "sync" (modules.c inserts scsi_mod so): its bind means
+ *    every SCSI device it found is registered.  With scan=async (the
+ *    user's choice) the scan runs after the probe, unmarked in sysfs, and
+ *    only the insertion's own wait (the HBA driver is inserted without
+ *    async_probe) covers it.
+ *  - libata (ahci, ata_piix, ...) registers its ports in the probe and
+ *    probes them afterwards, one asynchronous call per port: error
+ *    handling resets each link, attaches the devices it finds, then the
+ *    port adds a SCSI device per ATA or ATAPI device
+ *    (pred_ata_ports_done() says how that shows in sysfs), bounded by
+ *    --device-timeout.
+ *  - A SCSI device's upper driver (sd, sr) probes asynchronously; its bind
+ *    comes after the disk and its partitions were added.
+ *
+ * A device that appears below a controller after its call enumerated is
+ * a hotplug (its cookie depends on timing), so each wait ends only on a
+ * signal that the kernel has finished with the controller.
+ */
+#define AP_BIND_GRACE_MS 1000
 
-	if (!d)
-		return false;
-	r = udev_device_get_driver(d) != NULL;
-	udev_device_unref(d);
-	return r;
+/* Open-addressing set of syspaths (FNV-1a, path_hash()), engine lock. */
+static void bound_add(struct ap_engine *e, const char *syspath)
+{
+	size_t i, mask;
+	char *dup;
+
+	pthread_mutex_lock(&e->lock);
+	if ((e->n_bound + 1) * 2 > e->bound_size) {
+		size_t old_size = e->bound_size, ns = old_size ? old_size * 2 : 64;
+		char **old = e->bound, **v = calloc(ns, sizeof(*v));
+
+		if (!v)
+			goto out;
+		for (i = 0; i < old_size; i++)
+			if (old[i]) {
+				size_t j = path_hash(old[i]) & (ns - 1);
+
+				while (v[j])
+					j = (j + 1) & (ns - 1);
+				v[j] = old[i];
+			}
+		free(old);
+		e->bound = v;
+		e->bound_size = ns;
+	}
+	mask = e->bound_size - 1;
+	for (i = path_hash(syspath) & mask; e->bound[i]; i = (i + 1) & mask)
+		if (strcmp(e->bound[i], syspath) == 0)
+			goto out;
+	dup = strdup(syspath);
+	if (dup) {
+		e->bound[i] = dup;
+		e->n_bound++;
+	}
+out:
+	pthread_mutex_unlock(&e->lock);
 }
 
-/* How long a controller may take to bind once its module is in. */
-#define AP_BIND_GRACE_MS 1000
+static bool bound_seen(struct ap_engine *e, const char *syspath)
+{
+	bool found = false;
+	size_t i, mask;
+
+	pthread_mutex_lock(&e->lock);
+	if (e->bound_size) {
+		mask = e->bound_size - 1;
+		for (i = path_hash(syspath) & mask; e->bound[i] && !found; i = (i + 1) & mask)
+			found = strcmp(e->bound[i], syspath) == 0;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return found;
+}
+
+struct probe_wait {
+	struct ap_engine *e;
+	const char *syspath;
+};
+
+static bool pred_probe_returned(void *data)
+{
+	struct probe_wait *p = data;
+
+	return bound_seen(p->e, p->syspath);
+}
+
+/* The module of @syspath's driver ("sd_mod"), or "" when none is named. */
+static void driver_module(const char *syspath, char *buf, size_t size)
+{
+	char path[PATH_MAX], target[PATH_MAX];
+	const char *base;
+	ssize_t k;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "%s/driver/module", syspath);
+	k = readlink(path, target, sizeof(target) - 1);
+	if (k <= 0)
+		return;
+	target[k] = '\0';
+	base = strrchr(target, '/');
+	base = base ? base + 1 : target;
+	if (strlen(base) < size)
+		memcpy(buf, base, strlen(base) + 1);
+}
+
+static bool node_given_up(struct ap_node *n)
+{
+	bool r;
+
+	pthread_mutex_lock(&n->e->lock);
+	r = n->abandoned || n->e->stopping;
+	pthread_mutex_unlock(&n->e->lock);
+	return r || stop_signal();
+}
+
+/*
+ * Wait until the driver's probe of @n's device has returned (see "Waiting
+ * for a driver").  Returns 1 when it has (or the device was bound before
+ * this run), 0 when no driver took the device within @grace ms,
+ * -1 when the call was given up (abandoned, stop request) while the probe
+ * still ran.  A probe that outlasts --device-timeout is logged once and
+ * waited for further: the hang rule decides, in the caller's step.
+ */
+static int wait_probe_returned(struct ap_node *n, struct udev *udev, unsigned int grace)
+{
+	struct probe_wait p = { .e = n->e, .syspath = n->syspath };
+	unsigned int timeout = ap_cfg.device_timeout_ms;
+	uint64_t t0 = ap_now_ns();
+	bool warned = false;
+
+	for (;;) {
+		struct udev_device *d;
+		char mod[256] = "";
+		bool attached;
+		double ms;
+
+		if (ap_monitor_wait(n->e->mon, pred_probe_returned, &p, n->e->mon ? 250 : 0) == 0)
+			return 1;
+		d = udev_device_new_from_syspath(udev, n->syspath);
+		attached = d && udev_device_get_driver(d);
+		if (d)
+			udev_device_unref(d);
+		ms = ap_ms_between(t0, ap_now_ns());
+		if (!attached) {
+			if (ms >= grace || ms >= timeout)
+				return 0;
+			if (!n->e->mon)
+				usleep(20000);
+			continue;
+		}
+		driver_module(n->syspath, mod, sizeof(mod));
+		/* bound before this run, or no uevents to tell: the old rule */
+		if (!n->e->mon || !ap_modules_touched(n->e->mods, mod))
+			return 1;
+		if (!warned && ms >= timeout) {
+			log_warning("%s: its driver's probe has not returned after %u ms",
+				    node_label(n), timeout);
+			warned = true;
+		}
+		if (node_given_up(n))
+			return -1;
+	}
+}
+
+static int count_children(struct udev *udev, const char *syspath, const char *subsystem,
+			  bool (*match)(struct udev_device *d, void *arg), void *arg)
+{
+	struct udev_device *parent = udev_device_new_from_syspath(udev, syspath);
+	struct udev_enumerate *en = udev_enumerate_new(udev);
+	struct udev_list_entry *item;
+	int n = 0;
+
+	if (!parent || !en)
+		goto out;
+	udev_enumerate_add_match_parent(en, parent);
+	udev_enumerate_add_match_subsystem(en, subsystem);
+	if (udev_enumerate_scan_devices(en) < 0)
+		goto out;
+	udev_list_entry_foreach(item, udev_enumerate_get_list_entry(en)) {
+		struct udev_device *d;
+
+		if (!match) {
+			n++;
+			continue;
+		}
+		d = udev_device_new_from_syspath(udev, udev_list_entry_get_name(item));
+		if (d) {
+			n += match(d, arg);
+			udev_device_unref(d);
+		}
+	}
+out:
+	if (en)
+		udev_enumerate_unref(en);
+	if (parent)
+		udev_device_unref(parent);
+	return n;
+}
+
+static bool is_scsi_device(struct udev_device *d, void *arg)
+{
+	const char *t = udev_device_get_devtype(d);
+
+	(void)arg;
+	return t && strcmp(t, "scsi_device") == 0;
+}
+
+struct ata_count {
+	int unknown, present;
+	char *report;           /* NULL, or where to list what each device showed */
+	size_t report_size;
+};
+
+/*
+ * One ATA device position (dev1.0).  "class" is "unknown" until error
+ * handling attaches a device there, and stays so for an empty position;
+ * what tells an empty position that was probed from one not probed yet is
+ * "pio_mode": "<n/a>" until the port's first reset, which sets every
+ * position of the link to PIO0.  A SATA link that came up after that
+ * reset shows its speed in its ata_link's "sata_spd" (else "<unknown>"):
+ * a device is expected there, and counted as not probed until it has its
+ * class.  (PATA has no sata_spd: an empty position counts as probed after
+ * the reset, one with a device once error handling has set its class.)
+ */
+static bool count_ata_class(struct udev_device *d, void *arg)
+{
+	struct ata_count *c = arg;
+	const char *cls = udev_device_get_sysattr_value(d, "class");
+	const char *pio = udev_device_get_sysattr_value(d, "pio_mode");
+	const char *spd = NULL;
+	struct udev_device *link;
+	char spd_buf[32];
+
+	/* ata_device dev1.0 sits in link1/dev1.0/ata_device/dev1.0; its link: link1/ata_link/link1 */
+	link = udev_device_get_parent(udev_device_get_parent(d));
+	if (link) {
+		char path[PATH_MAX];
+		struct udev_device *ld;
+
+		snprintf(path, sizeof(path), "%s/ata_link/%s", udev_device_get_syspath(link),
+			 udev_device_get_sysname(link));
+		ld = udev_device_new_from_syspath(udev_device_get_udev(d), path);
+		if (ld) {
+			const char *v = udev_device_get_sysattr_value(ld, "sata_spd");
+
+			if (v) {
+				snprintf(spd_buf, sizeof(spd_buf), "%s", v);
+				spd = spd_buf;
+			}
+			udev_device_unref(ld);
+		}
+	}
+	if (cls && (strncmp(cls, "ata", 3) == 0 || strncmp(cls, "zac", 3) == 0))
+		c->present++;
+	else if (!cls || !pio || strncmp(pio, "<n/a>", 5) == 0 ||
+		 (spd && strncmp(spd, "<unknown>", 9) != 0))
+		c->unknown++;
+	if (c->report) {
+		size_t k = strlen(c->report);
+
+		snprintf(c->report + k, c->report_size - k, " %s=%s/%s/%s",
+			 udev_device_get_sysname(d), cls ? cls : "?", pio ? pio : "?",
+			 spd ? spd : "-");
+	}
+	return true;
+}
+
+/* libata: every port has classified its devices and added their SCSI devices. */
+static bool pred_ata_ports_done(void *data)
+{
+	struct wait_ctx *w = data;
+	struct ata_count c = { 0, 0, NULL, 0 };
+
+	count_children(w->udev, w->syspath, "ata_device", count_ata_class, &c);
+	return c.unknown == 0 &&
+	       count_children(w->udev, w->syspath, "scsi", is_scsi_device, NULL) >= c.present;
+}
+
+/*
+ * After the controller's probe returned: wait for what its driver does
+ * after that (see "Waiting for a driver").  Bounded by --device-timeout.
+ */
+static void wait_enumerated(struct ap_node *n, struct udev *udev)
+{
+	struct wait_ctx w = { .udev = udev, .syspath = n->syspath, .subsystem = "scsi",
+			      .devtype = "scsi_device" };
+	unsigned int timeout = ap_cfg.device_timeout_ms;
+	uint64_t t0 = ap_now_ns();
+
+	if (count_children(udev, n->syspath, "ata_port", NULL, NULL) > 0) {
+		if (ap_monitor_wait(n->e->mon, pred_ata_ports_done, &w, timeout) < 0) {
+			char report[1024] = "";
+			struct ata_count c = { 0, 0, report, sizeof(report) };
+
+			count_children(udev, n->syspath, "ata_device", count_ata_class, &c);
+			log_warning("%s: ATA ports not all probed after %u ms (class/pio/link speed:%s)",
+				    n->sysname, timeout, report);
+		} else
+			log_info("%s: ATA ports probed after %.0f ms", n->sysname,
+				 ap_ms_between(t0, ap_now_ns()));
+	} else if (count_children(udev, n->syspath, "scsi_host", NULL, NULL) > 0 &&
+		   !ap_modules_scsi_scan_sync()) {
+		/* the insertion's own barrier covered the scan (see above) */
+		log_debug("%s: scsi_mod scans asynchronously (scan= set by the user?)", n->sysname);
+	}
+}
+
+/*
+ * Fastboot: a SCSI device's upper driver (sd) probes in the kernel's
+ * global asynchronous domain, and libata's port probes wait there for
+ * every call scheduled before them (async_synchronize_cookie() in
+ * async_port_probe()).  A disk whose sd probe hangs would keep the ports
+ * of every SATA controller whose driver probed after it from being
+ * scanned, the root's perhaps.  So a SCSI device call loads its driver
+ * once every controller call already started has had its own driver
+ * probe (or was given up), bounded by --device-timeout.  Sequential runs
+ * never wait here: the calls before it have all returned.
+ */
+static bool pred_controllers_probed(void *data)
+{
+	struct ap_engine *e = data;
+	bool all = true;
+	size_t i;
+
+	pthread_mutex_lock(&e->lock);
+	for (i = 0; i < e->n_nodes && all; i++) {
+		const struct ap_node *c = e->nodes[i];
+
+		if (c->kind != AP_KIND_CONTROLLER || c->hotplug || c->discovery)
+			continue;
+		if ((c->state == NODE_SPAWNED || c->state == NODE_RUNNING) &&
+		    !c->probed && !c->abandoned && !c->stopped && !e->stopping)
+			all = false;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return all;
+}
+
+static void wait_controllers_probed(struct ap_node *n)
+{
+	struct ap_engine *e = n->e;
+	uint64_t t0;
+
+	if (!e->parallel || !e->modules_on || !n->modalias || ap_cfg.dry_run)
+		return;
+	node_step(n, "waiting for the controllers' drivers");
+	t0 = ap_now_ns();
+	if (ap_monitor_wait(e->mon, pred_controllers_probed, e, ap_cfg.device_timeout_ms) < 0)
+		log_info("%s: controllers' drivers still probing after %u ms, loading its own",
+			 node_label(n), ap_cfg.device_timeout_ms);
+	ap_trace_phase(n->cookie, "wait", t0, ap_now_ns());
+}
+
+/* A controller call is past its driver's probe: SCSI device calls may load theirs. */
+static void controller_probed(struct ap_node *n)
+{
+	pthread_mutex_lock(&n->e->lock);
+	n->probed = true;
+	pthread_mutex_unlock(&n->e->lock);
+	ap_monitor_kick(n->e->mon);
+}
 
 static void node_fail(struct ap_node *n, int error, const char *what)
 {
@@ -996,21 +1395,25 @@ static void run_controller(struct ap_node *n, struct udev *udev)
 	load_modules(n, n->sysname);
 
 	if (!ap_cfg.dry_run) {
-		node_step(n, "waiting for its devices");
 		t0 = ap_now_ns();
 		/*
-		 * When init_module() returns, the driver has probed the devices
-		 * that exist (the kernel waits for asynchronous probes too,
-		 * unless async_probe was requested), so binding is mostly
-		 * decided; the grace covers a device caught between its "add"
-		 * and its probe.  A driver may also decline a device.
+		 * The insertion returned before the driver probed (async_probe):
+		 * wait for its probe, in the step "loading its driver", then for
+		 * what the driver enumerates after it (see "Waiting for a
+		 * driver").  A driver may also decline a device.
 		 */
 		if (n->driver || any_module_ok(n)) {
-			unsigned int grace = timeout < AP_BIND_GRACE_MS ? timeout : AP_BIND_GRACE_MS;
+			int r = wait_probe_returned(n, udev, AP_BIND_GRACE_MS);
 
-			if (ap_monitor_wait(n->e->mon, pred_driver_bound, &w, grace) < 0)
-				log_info("%s: no driver bound after %u ms", n->sysname, grace);
+			if (r < 0)
+				return;         /* given up: its devices are not touched */
+			if (r == 0)
+				log_info("%s: no driver bound after %u ms", n->sysname,
+					 AP_BIND_GRACE_MS);
+			else
+				wait_enumerated(n, udev);
 		}
+		node_step(n, "waiting for its devices");
 		d = udev_device_new_from_syspath(udev, n->syspath);
 		if (d) {
 			free(n->driver);
@@ -1032,6 +1435,7 @@ static void run_controller(struct ap_node *n, struct udev *udev)
 		}
 		ap_trace_phase(n->call, "wait", t0, ap_now_ns());
 	}
+	controller_probed(n);
 	if (n->e->modules_on)
 		ap_modules_note_unbound(n->e->mods, n->modalias, n->sysname, n->syspath, n->driver,
 					&n->loads, &n->n_loads);
@@ -1049,6 +1453,7 @@ static void run_scsi(struct ap_node *n, struct udev *udev)
 	unsigned long t = ~0UL;
 	uint64_t t0;
 
+	wait_controllers_probed(n);
 	load_modules(n, n->sysname);
 	d = udev_device_new_from_syspath(udev, n->syspath);
 	if (d) {
@@ -1057,12 +1462,24 @@ static void run_scsi(struct ap_node *n, struct udev *udev)
 			t = strtoul(type, NULL, 10);
 		udev_device_unref(d);
 	}
-	/* disk, optical, RBC: a block device follows, sd_mod probes asynchronously */
+	/*
+	 * disk, optical, RBC: a block device follows, sd_mod probes
+	 * asynchronously.  Its block device is in sysfs before the probe
+	 * has read the partition table; only the probe's return ("bind")
+	 * says the disk is ready to be opened (see "Waiting for a driver").
+	 */
 	if (!ap_cfg.dry_run && (t == 0 || t == 5 || t == 7 || t == 0xe) &&
 	    (n->driver || any_module_ok(n))) {
 		node_step(n, "waiting for its block device");
 		t0 = ap_now_ns();
-		if (ap_monitor_wait(n->e->mon, pred_has_child, &w, ap_cfg.device_timeout_ms) < 0) {
+		/* sd's probes are queued: one may start late on a loaded machine */
+		int r = wait_probe_returned(n, udev, ap_cfg.device_timeout_ms);
+
+		if (r < 0)
+			return;         /* given up while sd's probe still ran */
+		/* no driver took it within the timeout: look once, do not wait again */
+		if (ap_monitor_wait(n->e->mon, pred_has_child, &w,
+				    r > 0 ? ap_cfg.device_timeout_ms : 0) < 0) {
 			log_warning("%s: no block device after %u ms", n->sysname,
 				    ap_cfg.device_timeout_ms);
 			node_fail(n, -ETIMEDOUT, "no block device");
@@ -1253,9 +1670,16 @@ static void hotplug_one(struct ap_engine *e, const char *syspath)
 
 	pthread_mutex_lock(&e->lock);
 	parent = abandoned_above_locked(e, syspath);
+	/*
+	 * Only a block device is worth a notice: the abandoned device's own
+	 * add and its class devices (bsg, scsi_disk) would use up the kernel
+	 * log's rate limit for user space (10 records in 5 s) before the
+	 * run's summary.
+	 */
 	if (parent)
-		log_notice("%s: ignored, it belongs to the abandoned call of %s", syspath,
-			   node_label(parent));
+		ap_log(strstr(syspath + strlen(parent->syspath), "/block/") ? AP_LOG_NOTICE :
+		       AP_LOG_INFO, "%s: ignored, it belongs to the abandoned call of %s", syspath,
+		       node_label(parent));
 	pthread_mutex_unlock(&e->lock);
 	if (parent)
 		return;
@@ -1312,6 +1736,10 @@ static void on_uevent(const char *action, const char *syspath, void *userdata)
 	struct ap_engine *e = userdata;
 	char **v;
 
+	if (strcmp(action, "bind") == 0) {
+		bound_add(e, syspath);
+		return;
+	}
 	if (strcmp(action, "add") != 0)
 		return;
 	pthread_mutex_lock(&e->lock);
@@ -1460,7 +1888,7 @@ static void settle(struct ap_engine *e, bool (*until)(struct ap_engine *, const 
 		pump(e, NULL);  /* abandoned or stopped nodes may have let the frontier on */
 		drain(e);
 		pthread_mutex_lock(&e->lock);
-		idle = e->pending == 0 && !e->fifo_head;
+		idle = e->pending == 0 && !e->n_queued;
 		pthread_mutex_unlock(&e->lock);
 		if (idle) {
 			bool was = e->coldplug_done;
@@ -1474,7 +1902,7 @@ static void settle(struct ap_engine *e, bool (*until)(struct ap_engine *, const 
 		if (idle)
 			return;
 		pthread_mutex_lock(&e->lock);
-		while (e->pending > 0 && !(e->fifo_head && !e->in_flight)) {
+		while (e->pending > 0 && !(e->n_queued && !e->in_flight)) {
 			uint64_t seq = e->publish_seq;
 			unsigned int pend = e->pending;
 			uint64_t now = ap_now_ns(), wake = now + AP_HANG_CHECK_MS * 1000000ULL;
@@ -1529,9 +1957,9 @@ int ap_engine_start(struct ap_engine **ret)
 	/*
 	 * Both modes run calls on worker threads, so the top level stays free
 	 * to abandon a hung one; sequentially on a single worker, one call at
-	 * a time, popped from the stack in depth-first order.  What the
+	 * a time, controllers first, then in the order (drain()).  What the
 	 * library does, not what was asked, decides: if it runs calls inline
-	 * anyway (built without threads), the stack is used and nothing can
+	 * anyway (built without threads), the queue is used and nothing can
 	 * be abandoned.
 	 */
 	async_set_enabled(true);
@@ -1646,7 +2074,7 @@ int ap_engine_wait_path(struct ap_engine *e, const char *relpath, unsigned int t
 		pthread_mutex_lock(&e->lock);
 		stop_if_requested_locked(e);
 		stopping = e->stopping;
-		idle = e->pending == 0 && !e->fifo_head && e->coldplug_done;
+		idle = e->pending == 0 && !e->n_queued && e->coldplug_done;
 		pthread_mutex_unlock(&e->lock);
 		if (stopping)
 			return -EINTR;
@@ -1664,7 +2092,7 @@ int ap_engine_wait_path(struct ap_engine *e, const char *relpath, unsigned int t
 			if (deadline && deadline < wake)
 				wake = deadline;
 			pthread_mutex_lock(&e->lock);
-			if (!e->fifo_head && e->pending == 0) {
+			if (!e->n_queued && e->pending == 0) {
 				ts.tv_sec = (time_t)(wake / 1000000000ULL);
 				ts.tv_nsec = (long)(wake % 1000000000ULL);
 				pthread_cond_timedwait(&e->cond, &e->lock, &ts);
@@ -1857,6 +2285,9 @@ struct ap_engine *ap_engine_free(struct ap_engine *e)
 	for (i = 0; i < e->n_backlog; i++)
 		free(e->backlog[i]);
 	free(e->backlog);
+	for (i = 0; i < e->bound_size; i++)
+		free(e->bound[i]);
+	free(e->bound);
 	ap_modules_free(e->mods);
 	ap_links_free(e->links);
 	free(e->cmdline);

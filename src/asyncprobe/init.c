@@ -56,6 +56,7 @@
 #include <libudev.h>
 
 #include "asyncprobe.h"
+#include "coldplug.h"
 #include "cmdline.h"
 #include "engine.h"
 #include "init.h"
@@ -238,8 +239,96 @@ static bool kernel_has_fs(const char *type)
 	return found;
 }
 
-/* Load @name (a module or an alias) through libkmod; quiet when @optional. */
-static void insert_module(struct kmod_ctx *ctx, const char *name, const char *what, bool optional)
+/*
+ * The load plan of one module (libkmod's dry run: dependencies, softdeps,
+ * install commands, in modprobe's order, with their options).  print_action
+ * has no user pointer; PID 1 loads these modules from one thread.
+ */
+struct fs_plan {
+	struct kmod_module *mods[32];
+	char *options[32];
+	size_t n;
+	bool install;           /* an install command: left to libkmod */
+};
+static struct fs_plan *fs_plan;
+
+static void fs_plan_action(struct kmod_module *m, bool install, const char *options)
+{
+	if (!fs_plan)
+		return;
+	if (install || fs_plan->n == 32) {
+		fs_plan->install = true;
+		return;
+	}
+	fs_plan->mods[fs_plan->n] = kmod_module_ref(m);
+	fs_plan->options[fs_plan->n++] = strdup(options ? options : "");
+}
+
+/*
+ * Insert @m and what it needs, each with async_probe
+ * (ap_modules_insert_options()): without it, Linux ends each insertion
+ * with a wait for every asynchronous probe in the system, and a disk
+ * whose probe hangs (a dead disk's partition table read) would keep this
+ * thread, PID 1's, from ever mounting the root.  Returns 0 or -errno.
+ */
+static int insert_with_async_probe(struct kmod_module *m)
+{
+	struct fs_plan plan = { .n = 0 };
+	struct kmod_list *deps;
+	size_t i;
+	int r;
+
+	fs_plan = &plan;
+	r = kmod_module_probe_insert_module(m, KMOD_PROBE_APPLY_BLACKLIST | KMOD_PROBE_DRY_RUN |
+					    KMOD_PROBE_IGNORE_LOADED, NULL, NULL, NULL,
+					    fs_plan_action);
+	fs_plan = NULL;
+	if (r == 0 && plan.install)
+		r = kmod_module_probe_insert_module(m, KMOD_PROBE_APPLY_BLACKLIST, NULL, NULL,
+						    NULL, NULL);
+	deps = kmod_module_get_dependencies(m);
+	for (i = 0; r == 0 && !plan.install && i < plan.n; i++) {
+		int state = kmod_module_get_initstate(plan.mods[i]);
+		const char *name = kmod_module_get_name(plan.mods[i]);
+		_cleanup_free_ char *opts = NULL;
+		struct kmod_list *l;
+		bool required = strcmp(name, kmod_module_get_name(m)) == 0;
+
+		if (state == KMOD_MODULE_LIVE || state == KMOD_MODULE_BUILTIN)
+			continue;
+		kmod_list_foreach(l, deps) {
+			struct kmod_module *d = kmod_module_get_module(l);
+
+			required = required || strcmp(kmod_module_get_name(d), name) == 0;
+			kmod_module_unref(d);
+		}
+		opts = ap_modules_insert_options(name, plan.options[i], ap_kernel_has_async_probe());
+		r = kmod_module_insert_module(plan.mods[i], 0, opts ? opts : plan.options[i]);
+		if ((r == -ENOENT || r == -EINVAL) && opts && strcmp(opts, plan.options[i]) != 0)
+			r = kmod_module_insert_module(plan.mods[i], 0, plan.options[i]);
+		/* a soft dependency may fail (crc32c_intel without SSE 4.2), as with modprobe */
+		if (r == -EEXIST || (r < 0 && !required)) {
+			if (r != -EEXIST)
+				log_debug("soft dependency %s: %s, ignored", name, strerror(-r));
+			r = 0;
+		}
+	}
+	if (deps)
+		kmod_module_unref_list(deps);
+	for (i = 0; i < plan.n; i++) {
+		kmod_module_unref(plan.mods[i]);
+		free(plan.options[i]);
+	}
+	return r;
+}
+
+/*
+ * Load @name (a module or an alias) through libkmod; quiet when @optional.
+ * @async: with async_probe (insert_with_async_probe()), for modules that
+ * probe no devices of their own (file systems, character sets).
+ */
+static void insert_module(struct kmod_ctx *ctx, const char *name, const char *what, bool optional,
+			  bool async)
 {
 	struct kmod_list *list = NULL, *it;
 	int r;
@@ -254,7 +343,11 @@ static void insert_module(struct kmod_ctx *ctx, const char *name, const char *wh
 	kmod_list_foreach(it, list) {
 		struct kmod_module *m = kmod_module_get_module(it);
 
-		r = kmod_module_probe_insert_module(m, KMOD_PROBE_APPLY_BLACKLIST, NULL, NULL, NULL, NULL);
+		if (async)
+			r = insert_with_async_probe(m);
+		else
+			r = kmod_module_probe_insert_module(m, KMOD_PROBE_APPLY_BLACKLIST, NULL, NULL,
+							    NULL, NULL);
 		if (r < 0)
 			log_warning("loading %s for %s: %s", kmod_module_get_name(m), what, strerror(-r));
 		else
@@ -285,7 +378,7 @@ static void load_cmdline_modules(const struct ap_bootparams *bp)
 		return;
 	}
 	for (i = 0; i < bp->n_modules; i++)
-		insert_module(ctx, bp->modules[i], "the kernel command line", false);
+		insert_module(ctx, bp->modules[i], "the kernel command line", false, false);
 	kmod_unref(ctx);
 }
 
@@ -333,18 +426,18 @@ static void load_fs_modules(const char *type, const char *data)
 	snprintf(what, sizeof(what), "file system %s", type);
 	if (!kernel_has_fs(type)) {
 		snprintf(name, sizeof(name), "fs-%s", type);
-		insert_module(ctx, name, what, false);
+		insert_module(ctx, name, what, false, true);
 	}
 	if (fat) {
 		for (i = 0; i < sizeof(fat_nls) / sizeof(fat_nls[0]); i++)
-			insert_module(ctx, fat_nls[i], what, true);
+			insert_module(ctx, fat_nls[i], what, true, true);
 		if (data_get(data, "codepage", val, sizeof(val))) {
 			snprintf(name, sizeof(name), "nls_cp%s", val);
-			insert_module(ctx, name, what, false);
+			insert_module(ctx, name, what, false, true);
 		}
 		if (data_get(data, "iocharset", val, sizeof(val))) {
 			snprintf(name, sizeof(name), "nls_%s", val);
-			insert_module(ctx, name, what, false);
+			insert_module(ctx, name, what, false, true);
 		}
 	}
 	kmod_unref(ctx);

@@ -21,7 +21,44 @@
  *
  * Compressed modules the kernel cannot take with finit_module() fall back
  * to kmod_module_insert_module() under the mutex.
+ *
+ * async_probe.  Linux ends the insertion of a module that did not ask for
+ * async_probe (kernel/module/main.c, do_init_module()) with
+ * async_synchronize_full(): a wait for every asynchronous call in the
+ * system, sd's probes of all disks and every SCSI host scan included.  One
+ * disk that does not answer then holds every later insertion, whatever
+ * the driver: sd_mod's, ext4's.  With async_probe the insertion returns
+ * once the module's init function has; but drivers with the default probe
+ * type then also probe asynchronously (driver_allows_async_probing()),
+ * and that is not always better: libata's port probe synchronizes on its
+ * cookie in that same global domain (async_port_probe()), so a controller
+ * driver whose probe hangs there (virtio_blk reading a dead disk's
+ * partition table) would keep every later SATA port from being scanned,
+ * while in init_module() it only holds its own insertion (and this run
+ * abandons it).  Hence the rule: every module gets async_probe except the
+ * module a controller's modalias resolves to (the driver whose probe runs
+ * for that device); so dependencies, SCSI upper-level drivers (modalias
+ * "scsi:...": sd, sr probe asynchronously anyway) and file system modules
+ * (ap_modules_insert_options(), init.c) never wait for other devices'
+ * probes, and a controller's insertion still returns after its own probe
+ * and what that started (the engine checks that itself too: engine.c,
+ * "Waiting for a driver").  The kernel parses the parameter for every module
+ * (unknown_module_param_cb) since Linux 4.2; 3.16 to 4.1 ignore it with a
+ * warning in the kernel log, older kernels refuse the module (ENOENT,
+ * "Unknown parameter").  So it is passed on 4.2 and later only, and if an
+ * insertion with it fails with ENOENT or EINVAL and succeeds without it,
+ * it is never passed again.  A module whose options (modprobe.d, the
+ * kernel command line) name async_probe already, with any value, keeps
+ * them as they are.
+ *
+ * scsi_mod gets scan=sync unless its options name scan= (the user's
+ * scsi_mod.scan= wins): a SCSI host is then scanned inside its driver's
+ * probe, which runs asynchronously thanks to async_probe, so the "bind"
+ * uevent of the HBA says its scan is complete (ap_modules_scsi_scan_sync()).
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE     /* asprintf */
+#endif
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -56,6 +93,9 @@ struct ap_modules {
 	size_t n_blacklist;
 	char **soft_failed;     /* soft dependencies that failed once: not retried */
 	size_t n_soft_failed;
+	char **touched;         /* lock: modules this run began to insert */
+	size_t n_touched;
+	int async_probe;        /* atomic: 1 pass async_probe, 0 do not (see the top) */
 };
 
 const char *ap_modresult_to_string(enum ap_modresult r)
@@ -132,6 +172,20 @@ static char *single_version_dir(const char *root)
 	return found;
 }
 
+/* Is the kernel release @release ("6.1.0-57-amd64") at least @maj.@min? */
+static bool kernel_at_least(const char *release, unsigned long maj, unsigned long min)
+{
+	unsigned long a, b = 0;
+	char *end;
+
+	a = strtoul(release, &end, 10);
+	if (end == release)
+		return false;
+	if (*end == '.')
+		b = strtoul(end + 1, NULL, 10);
+	return a > maj || (a == maj && b >= min);
+}
+
 int ap_modules_new(struct ap_modules **ret, const char *basedir, const char *modules_dir,
 		   const char *kver, const char *config, bool dry_run)
 {
@@ -186,6 +240,10 @@ int ap_modules_new(struct ap_modules **ret, const char *basedir, const char *mod
 	base = strrchr(m->dir, '/');
 	base = base ? base + 1 : m->dir;
 	m->foreign = strcmp(base, u.release) != 0;
+	m->async_probe = kernel_at_least(u.release, 4, 2);
+	if (!m->async_probe)
+		log_info("kernel %s predates async_probe (Linux 4.2): every insertion waits for "
+			 "all asynchronous probes in the kernel", u.release);
 
 	if (config && access(config, R_OK) < 0) {
 		r = -errno;
@@ -230,6 +288,9 @@ struct ap_modules *ap_modules_free(struct ap_modules *m)
 	for (i = 0; i < m->n_soft_failed; i++)
 		free(m->soft_failed[i]);
 	free(m->soft_failed);
+	for (i = 0; i < m->n_touched; i++)
+		free(m->touched[i]);
+	free(m->touched);
 	free(m->dir);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
@@ -554,10 +615,141 @@ static int finit_module_child(int fd, const char *options, int flags)
 	return -EINTR;
 }
 
-/* Carry out one action, without m->lock.  0 (also for "already there") or -errno. */
-static int action_run(struct ap_modules *m, struct action *a, bool *inserted)
+/*
+ * Does the option string @opts ("a=1 b c=\"x y\"", as modprobe.d and
+ * the kernel command line give it) set the parameter @name, with or
+ * without a value?
+ */
+static bool options_name(const char *opts, const char *name)
+{
+	size_t ln = strlen(name);
+	const char *p = opts;
+
+	while (p && *p) {
+		bool quoted = false;
+		const char *t;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		t = p;
+		for (; *p && (quoted || (*p != ' ' && *p != '\t')); p++)
+			if (*p == '"')
+				quoted = !quoted;
+		if ((size_t)(p - t) >= ln && strncmp(t, name, ln) == 0 &&
+		    (t[ln] == '=' || t + ln == p))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The options one insertion of @a gets: its own (modprobe.d, the kernel
+ * command line), then async_probe when @async and they do not name it,
+ * then scan=sync for scsi_mod when they do not name scan (see the top of
+ * this file).  Returns a malloc'ed string or NULL (ENOMEM).
+ */
+static char *insert_options(const struct action *a, bool async)
+{
+	const char *own = a->options ? a->options : "";
+	bool add_async = async && !options_name(own, "async_probe");
+	bool add_scan = modname_eq(a->name, "scsi_mod") && !options_name(own, "scan");
+	char *s;
+
+	if (asprintf(&s, "%s%s%s%s%s", own, *own && (add_async || add_scan) ? " " : "",
+		     add_async ? "async_probe" : "", add_async && add_scan ? " " : "",
+		     add_scan ? "scan=sync" : "") < 0)
+		return NULL;
+	return s;
+}
+
+char *ap_modules_insert_options(const char *name, const char *options, bool async)
+{
+	struct action a = { .name = (char *)name, .options = (char *)options };
+
+	return insert_options(&a, async);
+}
+
+bool ap_kernel_has_async_probe(void)
+{
+	struct utsname u;
+
+	return uname(&u) == 0 && kernel_at_least(u.release, 4, 2);
+}
+
+/* Remember that this run began to insert @name (under m->lock). */
+static void touch_module(struct ap_modules *m, const char *name)
+{
+	char **v;
+	size_t i;
+
+	pthread_mutex_lock(&m->lock);
+	for (i = 0; i < m->n_touched; i++)
+		if (modname_eq(m->touched[i], name))
+			break;
+	if (i == m->n_touched) {
+		v = realloc(m->touched, (m->n_touched + 1) * sizeof(*v));
+		if (v) {
+			m->touched = v;
+			if ((v[m->n_touched] = strdup(name)))
+				m->n_touched++;
+		}
+	}
+	pthread_mutex_unlock(&m->lock);
+}
+
+bool ap_modules_touched(struct ap_modules *m, const char *name)
+{
+	bool found = false;
+	size_t i;
+
+	if (!m || !name)
+		return false;
+	pthread_mutex_lock(&m->lock);
+	for (i = 0; i < m->n_touched && !found; i++)
+		found = modname_eq(m->touched[i], name);
+	pthread_mutex_unlock(&m->lock);
+	return found;
+}
+
+bool ap_modules_scsi_scan_sync(void)
+{
+	char buf[16] = "";
+	ssize_t n;
+	int fd;
+
+	fd = open("/sys/module/scsi_mod/parameters/scan", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n >= 4 && strncmp(buf, "sync", 4) == 0;
+}
+
+/* One insertion of @a's file with @opts, without m->lock.  0 or -errno. */
+static int insert_file(struct ap_modules *m, struct action *a, const char *opts)
 {
 	int fd, r;
+
+	fd = open(a->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	r = finit_module_child(fd, opts, is_compressed(a->path) ? MODULE_INIT_COMPRESSED_FILE : 0);
+	close(fd);
+	if (r == -ENOSYS || (r == -EINVAL && is_compressed(a->path))) {
+		/* let libkmod decompress in userspace */
+		pthread_mutex_lock(&m->lock);
+		r = kmod_module_insert_module(a->mod, 0, opts);
+		pthread_mutex_unlock(&m->lock);
+	}
+	return r;
+}
+
+/* Carry out one action, without m->lock.  0 (also for "already there") or -errno. */
+static int action_run(struct ap_modules *m, struct action *a, bool *inserted, bool own_probe)
+{
+	char *opts;
+	bool async;
+	int r;
 
 	*inserted = false;
 	/* loaded state is the running kernel's: meaningless for another tree */
@@ -576,18 +768,28 @@ static int action_run(struct ap_modules *m, struct action *a, bool *inserted)
 	 */
 	if (m->foreign)
 		return -ENOEXEC;
-	fd = open(a->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	r = finit_module_child(fd, a->options ? a->options : "",
-			       is_compressed(a->path) ? MODULE_INIT_COMPRESSED_FILE : 0);
-	close(fd);
-	if (r == -ENOSYS || (r == -EINVAL && is_compressed(a->path))) {
-		/* let libkmod decompress in userspace */
-		pthread_mutex_lock(&m->lock);
-		r = kmod_module_insert_module(a->mod, 0, a->options);
-		pthread_mutex_unlock(&m->lock);
+	async = !own_probe && __atomic_load_n(&m->async_probe, __ATOMIC_RELAXED) != 0;
+	opts = insert_options(a, async);
+	if (!opts)
+		return -ENOMEM;
+	touch_module(m, a->name);
+	log_debug("module %s: inserting %s with options '%s'", a->name, a->path, opts);
+	r = insert_file(m, a, opts);
+	if ((r == -ENOENT || r == -EINVAL) && async && !options_name(a->options ? a->options : "",
+								      "async_probe")) {
+		/* a kernel that refuses the parameter (before 3.16: "Unknown parameter") */
+		char *plain = insert_options(a, false);
+
+		if (plain && insert_file(m, a, plain) == 0) {
+			if (__atomic_exchange_n(&m->async_probe, 0, __ATOMIC_RELAXED))
+				log_notice("module %s: the kernel refused async_probe (%s) and took it "
+					   "without: not passing async_probe any more", a->name,
+					   strerror(-r));
+			r = 0;
+		}
+		free(plain);
 	}
+	free(opts);
 	if (r == -EEXIST)
 		return 0;
 	if (r == 0)
@@ -717,7 +919,10 @@ int ap_modules_load_alias(struct ap_modules *m, const char *modalias, const char
 
 				if (!p->v[j].required && soft_failed(m, p->v[j].name, false))
 					continue;
-				r = action_run(m, &p->v[j], &ins);
+				/* a controller's own driver keeps its probe synchronous (see the top) */
+				r = action_run(m, &p->v[j], &ins,
+					       strcmp(p->v[j].name, ld->module) == 0 &&
+					       strncmp(modalias, "scsi:", 5) != 0);
 				if (ins && strcmp(p->v[j].name, ld->module) == 0)
 					ld->inserted = true;
 				if (ins)

@@ -311,6 +311,10 @@ vm_initrd_debian() {
 #   pair    the root disk and a second SATA disk, and a virtio-blk disk
 #   slow8   the root disk and eight data disks (three SATA, two virtio-scsi,
 #           LSI, virtio-blk, NVMe)
+#   hung    root, sata2, vscsi, nvme and a virtio-blk disk that never answers
+#   hungscsi root, sata2, vscsi, nvme and, on the virtio-scsi controller
+#           (PCI address below the root's AHCI controller, 00:1f.2), a SCSI
+#           disk that never answers
 # VM_DRIVE_OPTS (such as throttling.iops-total=20) is added to every data
 # disk's -drive, never to the root disk's.
 vm_devices() {
@@ -325,6 +329,7 @@ vm_devices() {
 	demo) d="root sata2 sata3 sata4 vscsi scsi2 mega" ;;
 	slow8) d="root sata2 sata3 sata4 vscsi scsi2 lsi vblk nvme" ;;
 	hung) d="root sata2 vscsi nvme hung" ;;
+	hungscsi) d="root sata2 vscsi nvme hungscsi" ;;
 	*) echo "vm_devices: unknown set $set" >&2; return 1 ;;
 	esac
 	local ide=0 have_vscsi='' have_lsi='' have_mega='' name spec serial opts
@@ -336,6 +341,17 @@ vm_devices() {
 			# SIGKILL (vm_boot's timeout -k) while such a read is pending.
 			VM_DEV_ARGS+=(-drive "driver=null-co,if=none,id=d-hung,size=64M,latency-ns=${VM_HUNG_LATENCY_NS:-3600000000000}"
 				-device "virtio-blk-pci,drive=d-hung,serial=AP-HUNG/0011,cyls=130,heads=16,secs=63")
+			continue
+		fi
+		if [ "$name" = hungscsi ]; then
+			# The same on virtio-scsi: sd's asynchronous probe reads the
+			# partition table and never returns (after vscsi: same bus).
+			# The geometry is given: QEMU would read sector 0 to guess it,
+			# for an hour, before starting the guest.
+			[ -n "$have_vscsi" ] || VM_DEV_ARGS+=(-device "virtio-scsi-pci,id=vscsi0")
+			have_vscsi=1
+			VM_DEV_ARGS+=(-drive "driver=null-co,if=none,id=d-hungscsi,size=64M,latency-ns=${VM_HUNG_LATENCY_NS:-3600000000000}"
+				-device "scsi-hd,bus=vscsi0.0,drive=d-hungscsi,serial=AP-HUNG/0012,cyls=130,heads=16,secs=63")
 			continue
 		fi
 		spec=
