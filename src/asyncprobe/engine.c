@@ -1018,10 +1018,11 @@ static void wait_enumerated(struct ap_node *n, struct udev *udev)
  * every call scheduled before them (async_synchronize_cookie() in
  * async_port_probe()).  A disk whose sd probe hangs would keep the ports
  * of every SATA controller whose driver probed after it from being
- * scanned, the root's perhaps.  So a SCSI device call loads its driver
- * once every controller call already started has had its own driver
- * probe (or was given up), bounded by --device-timeout.  Sequential runs
- * never wait here: the calls before it have all returned.
+ * scanned, the root's perhaps, and a controller driver's insertion
+ * (inserted without async_probe) would never return.  So a SCSI device
+ * call loads its driver once every controller call has had its own
+ * driver probe and enumeration (or was given up).  Sequential runs never
+ * wait here: they run every controller before any other device.
  */
 static bool pred_controllers_probed(void *data)
 {
@@ -1046,16 +1047,37 @@ static bool pred_controllers_probed(void *data)
 static void wait_controllers_probed(struct ap_node *n)
 {
 	struct ap_engine *e = n->e;
-	uint64_t t0;
+	uint64_t t0, limit;
 
 	if (!e->parallel || !e->modules_on || !n->modalias || ap_cfg.dry_run)
 		return;
-	node_step(n, "waiting for the controllers' drivers");
+	/*
+	 * Not bounded by --device-timeout: each controller call is bounded by
+	 * its own waits and by the hang rule, which abandons it (and so ends
+	 * this wait) when one step does not return.  The step is renewed
+	 * while waiting, so this call is not taken for hung meanwhile; the
+	 * last bound is only a backstop.
+	 */
 	t0 = ap_now_ns();
-	if (ap_monitor_wait(e->mon, pred_controllers_probed, e, ap_cfg.device_timeout_ms) < 0)
-		log_info("%s: controllers' drivers still probing after %u ms, loading its own",
-			 node_label(n), ap_cfg.device_timeout_ms);
-	ap_trace_phase(n->cookie, "wait", t0, ap_now_ns());
+	limit = 4 * ((uint64_t)ap_cfg.device_timeout_ms + AP_HANG_SLACK_MS) * 1000000ULL;
+	for (;;) {
+		bool stop;
+
+		node_step(n, "waiting for the controllers' drivers");
+		if (ap_monitor_wait(e->mon, pred_controllers_probed, e, AP_HANG_SLACK_MS / 2) == 0)
+			break;
+		pthread_mutex_lock(&e->lock);
+		stop = e->stopping || n->abandoned;
+		pthread_mutex_unlock(&e->lock);
+		if (stop)
+			break;
+		if (ap_now_ns() - t0 > limit) {
+			log_info("%s: controllers' drivers still probing after %.0f ms, loading its own",
+				 node_label(n), ap_ms_between(t0, ap_now_ns()));
+			break;
+		}
+	}
+	ap_trace_phase(n->call, "wait", t0, ap_now_ns());
 }
 
 /* A controller call is past its driver's probe: SCSI device calls may load theirs. */
