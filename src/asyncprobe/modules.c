@@ -755,6 +755,22 @@ int ap_modules_load_alias(struct ap_modules *m, const char *modalias, const char
 	return failed;
 }
 
+int ap_modules_load_name(struct ap_modules *m, const char *name, const char *who,
+			 bool quiet_missing)
+{
+	struct ap_modload *loads = NULL;
+	size_t n = 0, i;
+	int failed;
+
+	failed = ap_modules_load_alias(m, name, who, &loads, &n);
+	if (n == 0 && failed == 0 && !quiet_missing)
+		log_warning("%s: no module provides %s", who, name);
+	for (i = 0; i < n; i++)
+		ap_modload_clear(&loads[i]);
+	free(loads);
+	return failed ? -EIO : n ? 0 : -ENOENT;
+}
+
 int ap_modules_note_unbound(struct ap_modules *m, const char *modalias, const char *who,
 			    const char *syspath, const char *driver,
 			    struct ap_modload **loads, size_t *n_loads)
