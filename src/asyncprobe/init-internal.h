@@ -6,7 +6,8 @@
  *
  *   init-bootparams.c  the kernel command line applied to ap_cfg, the run
  *                      directory, the module tree init loads from
- *   init-mounts.c      the API file systems, the console, mount options
+ *   init-mounts.c      the API file systems, the console, mount options,
+ *                      the kernel's file system types
  *   init-root.c        waiting for the root device, mounting it
  *   init-switch.c      switch_root: moving mounts, deleting the initramfs,
  *                      finding the init to exec
@@ -58,6 +59,14 @@ int ap_init_mount_api(void);
 
 /* The kernel gives /init no stdio when the image lacks /dev/console. */
 void ap_init_ensure_console(void);
+
+/*
+ * Pass each file system type the kernel has now (/proc/filesystems) to
+ * @fn; with @block_only, only those that mount a device (not "nodev").
+ * Returns how many, or -errno when the list cannot be read.
+ */
+int ap_init_filesystems(bool block_only, void (*fn)(const char *type, void *userdata),
+			void *userdata);
 
 /* -------------------------------------------------------- init-root.c */
 

@@ -2,8 +2,9 @@
 /*
  * PID 1's early file system set-up: /proc, /sys, /dev and /run mounted
  * before anything else runs, stdio on the console when the kernel gave
- * none, the mount-point test switch_root also uses, and rootflags= split
- * into MS_* flags and file-system data.  Theory of operation: init.c.
+ * none, the mount-point test switch_root also uses, rootflags= split
+ * into MS_* flags and file-system data, and the file system types the
+ * kernel has (/proc/filesystems) for the root's mount and the diagnosis.  Theory of operation: init.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -139,4 +140,31 @@ int ap_init_mount_options(const char *options, unsigned long *flags, char **ret_
 	}
 	*ret_data = data;
 	return 0;
+}
+
+int ap_init_filesystems(bool block_only, void (*fn)(const char *type, void *userdata),
+			void *userdata)
+{
+	_cleanup_free_ char *line = NULL;
+	size_t size = 0;
+	int n = 0;
+	FILE *f = fopen("/proc/filesystems", "re");
+
+	if (!f)
+		return -errno;
+	/* "nodev\tsysfs" or "\text4": the type follows the tab */
+	while (getline(&line, &size, f) > 0) {
+		char *name = line + strcspn(line, "\t");
+
+		if (block_only && strncmp(line, "nodev", 5) == 0)
+			continue;
+		name += strspn(name, " \t");
+		name[strcspn(name, "\n")] = '\0';
+		if (!*name)
+			continue;
+		fn(name, userdata);
+		n++;
+	}
+	fclose(f);
+	return n;
 }

@@ -132,24 +132,18 @@ static void list_links(FILE *f)
 		fprintf(f, "  (none)\n");
 }
 
+static void print_type(const char *type, void *userdata)
+{
+	fprintf(userdata, " %s", type);
+}
+
 static void list_filesystems(FILE *f)
 {
-	_cleanup_free_ char *line = NULL;
-	size_t n = 0;
-	FILE *pf = fopen("/proc/filesystems", "re");
-	int count = 0;
+	int count;
 
 	fprintf(f, "block file systems the kernel has:");
-	while (pf && getline(&line, &n, pf) > 0) {
-		if (strncmp(line, "nodev", 5) == 0)
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		fprintf(f, " %s", line + strspn(line, " \t"));
-		count++;
-	}
-	if (pf)
-		fclose(pf);
-	fprintf(f, "%s\n", count ? "" : " none loaded (their modules load when the root is mounted)");
+	count = ap_init_filesystems(true, print_type, f);
+	fprintf(f, "%s\n", count > 0 ? "" : " none loaded (their modules load when the root is mounted)");
 }
 
 /*

@@ -159,28 +159,27 @@ char *ap_init_wait_failure(int r, const struct ap_bootparams *bp, const char *re
 
 /* --------------------------------------------------------- mounting it */
 
-static bool kernel_has_fs(const char *type)
+struct fs_lookup {
+	const char *type;
+	bool found;
+};
+
+static void fs_lookup_match(const char *type, void *userdata)
 {
-	_cleanup_free_ char *line = NULL;
-	size_t n = 0;
-	bool found = false;
-	FILE *f = fopen("/proc/filesystems", "re");
+	struct fs_lookup *l = userdata;
 
-	if (!f)
-		return true;    /* cannot tell: let mount() say */
-	while (!found && getline(&line, &n, f) > 0) {
-		char *name = strchr(line, '\t');
-
-		if (!name)
-			continue;
-		name++;
-		name[strcspn(name, "\n")] = '\0';
-		found = strcmp(name, type) == 0;
-	}
-	fclose(f);
-	return found;
+	if (strcmp(type, l->type) == 0)
+		l->found = true;
 }
 
+static bool kernel_has_fs(const char *type)
+{
+	struct fs_lookup l = { .type = type };
+
+	if (ap_init_filesystems(false, fs_lookup_match, &l) < 0)
+		return true;    /* cannot tell: let mount() say */
+	return l.found;
+}
 
 /* The value of @key in mount data "a=1,b=2", copied into @buf. */
 static bool data_get(const char *data, const char *key, char *buf, size_t size)
@@ -258,6 +257,11 @@ static void fstypes_add(struct fstypes *t, const char *type, size_t len)
 		t->n++;
 }
 
+static void fstypes_add_all(const char *type, void *userdata)
+{
+	fstypes_add(userdata, type, strlen(type));
+}
+
 static void fstypes_clear(struct fstypes *t)
 {
 	while (t->n)
@@ -267,9 +271,7 @@ static void fstypes_clear(struct fstypes *t)
 /* rootfstype=, else what blkid saw, else every block file system the kernel has. */
 static void root_fstypes(const struct ap_bootparams *bp, const char *devnode, struct fstypes *t)
 {
-	_cleanup_free_ char *line = NULL, *probed = NULL;
-	size_t n = 0;
-	FILE *f;
+	_cleanup_free_ char *probed = NULL;
 
 	if (bp->rootfstype && *bp->rootfstype) {
 		const char *s = bp->rootfstype;
@@ -290,18 +292,7 @@ static void root_fstypes(const struct ap_bootparams *bp, const char *devnode, st
 		return;
 	}
 	log_notice("blkid finds no file system on %s; trying every type the kernel knows", devnode);
-	f = fopen("/proc/filesystems", "re");
-	if (!f)
-		return;
-	while (getline(&line, &n, f) > 0) {
-		char *name;
-
-		if (strncmp(line, "nodev", 5) == 0)
-			continue;
-		name = line + strspn(line, " \t");
-		fstypes_add(t, name, strcspn(name, "\n"));
-	}
-	fclose(f);
+	ap_init_filesystems(true, fstypes_add_all, t);
 }
 
 /*
