@@ -19,6 +19,9 @@ pkgs=(
 	util-linux cpio zstd xz-utils kmod udev systemd
 	# udev-parity VM test: Debian's own initrd for the same kernel
 	initramfs-tools
+	# tests/vm/install-host.sh: an installed kernel, as on a real Debian
+	# system (/lib/modules/VERSION, /boot/vmlinuz-VERSION)
+	linux-image-amd64
 	valgrind python3
 	# lint of the dracut and initramfs-tools scripts (tests/init/scripts.sh)
 	shellcheck

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "asyncprobe.h"
@@ -34,7 +35,8 @@ static void usage(FILE *f)
 	      "      --no-modules          load no drivers\n"
 	      "      --no-links            probe, but create no links\n"
 	      "      --include-loop        probe loop devices too\n"
-	      "  -d, --dev-dir=DIR         create the links below DIR/disk (default /dev)\n"
+	      "  -d, --dev-dir=DIR         create the links below DIR/disk (an existing\n"
+	      "                            directory; default /dev)\n"
 	      "  -t, --device-timeout=SEC  longest wait for a controller's devices (default 10)\n"
 	      "      --max-threads=N       at most N worker threads\n"
 	      "      --fastboot            run concurrently (also: fastboot on the kernel command line)\n"
@@ -45,7 +47,8 @@ static void usage(FILE *f)
 	      "  -v, --verbose             more messages (twice: debug)\n"
 	      "  -q, --quiet               errors and warnings only\n"
 	      "      --log-target=TARGET   auto, stderr or kmsg\n"
-	      "      --no-progress         no progress line on a terminal\n"
+	      "      --no-progress         no progress line (drawn only on a terminal that\n"
+	      "                            is not the system console)\n"
 	      "      --resolve-modalias=ALIAS  print the modules ALIAS loads, in load order\n"
 	      "      --init                run as the initramfs's /init\n"
 	      "  -h, --help                this help\n"
@@ -126,6 +129,82 @@ static int parse_uint(const char *s, unsigned int *ret)
 		return -EINVAL;
 	*ret = (unsigned int)v;
 	return 0;
+}
+
+/*
+ * Refuse before any probing what would only fail at the end of the run:
+ * a --dev-dir that is not a directory (every link would fail), and an
+ * output file (--json=, --trace=, --plot=) whose directory is missing or
+ * not writable, or that names a directory.  Returns 0 or AP_EXIT_CONFIG.
+ */
+static int check_dev_dir(const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st) < 0) {
+		fprintf(stderr, "asyncprobe: --dev-dir %s: %s\n", dir, strerror(errno));
+		return AP_EXIT_CONFIG;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "asyncprobe: --dev-dir %s: not a directory\n", dir);
+		return AP_EXIT_CONFIG;
+	}
+	if (!ap_cfg.dry_run && !ap_cfg.no_links && access(dir, W_OK) < 0) {
+		fprintf(stderr, "asyncprobe: --dev-dir %s: cannot create links there: %s\n", dir,
+			strerror(errno));
+		return AP_EXIT_CONFIG;
+	}
+	return 0;
+}
+
+static int check_output(const char *option, const char *file)
+{
+	struct stat st;
+	const char *slash;
+	char *dir;
+	int r = 0;
+
+	if (!file || strcmp(file, "-") == 0)
+		return 0;
+	if (!*file) {
+		fprintf(stderr, "asyncprobe: --%s: empty file name\n", option);
+		return AP_EXIT_CONFIG;
+	}
+	if (stat(file, &st) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "asyncprobe: --%s=%s: is a directory\n", option, file);
+			return AP_EXIT_CONFIG;
+		}
+		if (access(file, W_OK) < 0) {
+			fprintf(stderr, "asyncprobe: --%s=%s: cannot write: %s\n", option, file,
+				strerror(errno));
+			return AP_EXIT_CONFIG;
+		}
+		return 0;
+	}
+	slash = strrchr(file, '/');
+	if (!slash)
+		dir = strdup(".");
+	else if (slash == file)
+		dir = strdup("/");
+	else
+		dir = strndup(file, (size_t)(slash - file));
+	if (!dir)
+		return AP_EXIT_SYSTEM;
+	if (stat(dir, &st) < 0) {
+		fprintf(stderr, "asyncprobe: --%s=%s: directory %s: %s\n", option, file, dir,
+			strerror(errno));
+		r = AP_EXIT_CONFIG;
+	} else if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "asyncprobe: --%s=%s: %s is not a directory\n", option, file, dir);
+		r = AP_EXIT_CONFIG;
+	} else if (access(dir, W_OK) < 0) {
+		fprintf(stderr, "asyncprobe: --%s=%s: cannot write in %s: %s\n", option, file, dir,
+			strerror(errno));
+		r = AP_EXIT_CONFIG;
+	}
+	free(dir);
+	return r;
 }
 
 /*
@@ -260,10 +339,26 @@ static int parse_args(int argc, char **argv, bool lenient, const char ***resolve
 	}
 	if (ap_cfg.quiet)
 		ap_cfg.verbose = -1;
-	ap_cfg.progress = !progress_off && ap_cfg.verbose == 0 && isatty(STDERR_FILENO) &&
+	/* as PID 1 or --init, stderr is the console */
+	ap_cfg.progress = !progress_off && !lenient && !ap_cfg.init_mode && ap_cfg.verbose == 0 &&
 			  ap_log_resolve_target(ap_cfg.log_target) != AP_LOG_KMSG &&
+			  ap_log_is_user_terminal(STDERR_FILENO, "/sys/class/tty/console/active") &&
 			  !(ap_cfg.json_file && strcmp(ap_cfg.json_file, "-") == 0 &&
 			    isatty(STDOUT_FILENO));
+	return 0;
+}
+
+/* Outside PID 1 and --init: what the command line names must be usable. */
+static int check_args(void)
+{
+	int r;
+
+	if (ap_cfg.dev_dir && (r = check_dev_dir(ap_cfg.dev_dir)) != 0)
+		return r;
+	if ((r = check_output("json", ap_cfg.json_file)) != 0 ||
+	    (r = check_output("trace", ap_cfg.trace_file)) != 0 ||
+	    (r = check_output("plot", ap_cfg.plot_file)) != 0)
+		return r;
 	return 0;
 }
 
@@ -322,6 +417,11 @@ int main(int argc, char **argv)
 	if (n_resolve) {
 		r = resolve_aliases(resolve, n_resolve);
 		free(resolve);
+		ap_log_close();
+		return r;
+	}
+	r = check_args();
+	if (r != 0) {
 		ap_log_close();
 		return r;
 	}

@@ -33,10 +33,22 @@ enum ap_kind {
 const char *ap_kind_to_string(enum ap_kind k);
 
 /*
+ * The block device names udev's 60-persistent-storage.rules makes
+ * /dev/disk links for (its KERNEL!= list), as fnmatch(3) patterns, NULL
+ * at the end.  Other block devices (fd*, ram*, zram*, md*, dm-*, mtdblock*,
+ * mmcblk*rpmb, ...) get no by-* link from udev and are never probed.
+ * tests/asyncprobe/test-udev-rules checks the list against the rules file.
+ */
+extern const char *const ap_storage_names[];
+
+/* True when the block device @sysname matches ap_storage_names. */
+bool ap_storage_name(const char *sysname);
+
+/*
  * Classify @dev.  @all_modules makes every device with a MODALIAS a
  * controller (udev coldplug's behaviour); @include_loop lets loop disks
- * through.  Disks that must never be probed (ram, zram, empty removable
- * drives) are AP_KIND_NONE.
+ * through.  Disks that must never be probed (names outside
+ * ap_storage_names, empty removable drives) are AP_KIND_NONE.
  */
 enum ap_kind ap_classify(struct udev_device *dev, bool all_modules, bool include_loop);
 

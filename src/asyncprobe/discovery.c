@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -67,17 +68,39 @@ static unsigned long sysattr_ulong(struct udev_device *dev, const char *attr, in
 	return r;
 }
 
+/* udev 252's list, in its order ("loop*" as well: --include-loop decides) */
+const char *const ap_storage_names[] = {
+	"loop*", "mmcblk*[0-9]", "msblk*[0-9]", "mspblk*[0-9]", "nvme*", "sd*", "sr*",
+	"vd*", "xvd*", "bcache*", "cciss*", "dasd*", "ubd*", "ubi*", "scm*", "pmem*",
+	"nbd*", "zd*", NULL
+};
+
+bool ap_storage_name(const char *sysname)
+{
+	size_t i;
+
+	for (i = 0; ap_storage_names[i]; i++)
+		if (fnmatch(ap_storage_names[i], sysname, 0) == 0)
+			return true;
+	return false;
+}
+
 static enum ap_kind classify_block(struct udev_device *dev, bool include_loop)
 {
 	const char *devtype = udev_device_get_devtype(dev);
 	const char *name = udev_device_get_sysname(dev);
 
+	/*
+	 * What udev's persistent-storage rules leave alone gets no link from
+	 * asyncprobe either: floppies (an I/O error on an empty drive), RAM
+	 * disks, device-mapper and md devices (their own rules name them),
+	 * eMMC RPMB partitions, ...
+	 */
+	if (!name || !ap_storage_name(name))
+		return AP_KIND_NONE;
 	if (ap_streq_ptr(devtype, "partition"))
 		return AP_KIND_PARTITION;
-	if (!ap_streq_ptr(devtype, "disk") || !name)
-		return AP_KIND_NONE;
-	/* RAM-backed and compressed-RAM disks never hold anything to find. */
-	if (ap_startswith(name, "ram") || ap_startswith(name, "zram"))
+	if (!ap_streq_ptr(devtype, "disk"))
 		return AP_KIND_NONE;
 	if (ap_startswith(name, "loop") && !include_loop)
 		return AP_KIND_NONE;
