@@ -54,6 +54,13 @@ void ap_init_modules_close(void);
 
 /* ------------------------------------------------------ init-mounts.c */
 
+/*
+ * Whether statx() says @name (relative to @dirfd, not followed) is the
+ * root of a mount: 1 or 0, or -1 when it cannot tell (an old kernel, or
+ * no such file).
+ */
+int ap_init_statx_mount_root(int dirfd, const char *name);
+
 /* Mount /proc, /sys, /dev and /run where they are not mounted yet. */
 int ap_init_mount_api(void);
 

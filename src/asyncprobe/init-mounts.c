@@ -18,15 +18,24 @@
 #include "asyncprobe.h"
 #include "init-internal.h"
 
+int ap_init_statx_mount_root(int dirfd, const char *name)
+{
+	struct statx stx;
+
+	if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_BASIC_STATS, &stx) < 0 ||
+	    !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
+		return -1;
+	return !!(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+}
+
 bool ap_init_is_mount_point(const char *path)
 {
 	_cleanup_free_ char *parent = NULL;
-	struct statx stx;
 	struct stat a, b;
+	int r = ap_init_statx_mount_root(AT_FDCWD, path);
 
-	if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_BASIC_STATS, &stx) == 0 &&
-	    (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
-		return stx.stx_attributes & STATX_ATTR_MOUNT_ROOT;
+	if (r >= 0)
+		return r;
 	if (lstat(path, &a) < 0 || !S_ISDIR(a.st_mode))
 		return false;
 	if (asprintf(&parent, "%s/..", path) < 0 || stat(parent, &b) < 0)

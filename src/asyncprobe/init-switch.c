@@ -25,16 +25,6 @@
 #include "asyncprobe.h"
 #include "init-internal.h"
 
-static bool is_mount_root_at(int dirfd, const char *name)
-{
-	struct statx stx;
-
-	if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_BASIC_STATS, &stx) < 0)
-		return false;
-	return (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
-	       (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
-}
-
 static int remove_below(int dirfd, dev_t dev)
 {
 	struct dirent *de;
@@ -61,7 +51,7 @@ static int remove_below(int dirfd, dev_t dev)
 		if (S_ISDIR(st.st_mode)) {
 			int cfd, r;
 
-			if (st.st_dev != dev || is_mount_root_at(dirfd, de->d_name)) {
+			if (st.st_dev != dev || ap_init_statx_mount_root(dirfd, de->d_name) > 0) {
 				log_debug("not removing the mount point %s", de->d_name);
 				continue;
 			}
