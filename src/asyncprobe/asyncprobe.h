@@ -21,6 +21,8 @@
  *   naming.c       names.h: udev-compatible link names
  *   links.c        names.h: the link registry: claims in cookie order,
  *                  conflicts, safe creation
+ *   udev-rules.c   names.h: rules that make udev keep asyncprobe's choice
+ *                  of contested links
  *   trace-record.c trace.h: recording trace events
  *   trace-model.c  trace-model.h (private): the analysis model
  *   trace-chrome.c trace.h: Chrome trace JSON
@@ -87,6 +89,7 @@ struct ap_config {
 	const char *json_file;          /* --json[=FILE], "-" = stdout */
 	const char *trace_file;
 	const char *plot_file;
+	const char *udev_rules;         /* --udev-rules: file or dir, "none"; NULL = default */
 	int verbose;                    /* 0 warnings, 1 info (-v), 2 debug (-vv) */
 	bool quiet;
 	int log_target;                 /* enum ap_log_target */

@@ -18,6 +18,7 @@
 #include "coldplug.h"
 #include "engine.h"
 #include "init.h"
+#include "names.h"
 #include "stop.h"
 
 static void usage(FILE *f)
@@ -35,6 +36,11 @@ static void usage(FILE *f)
 	      "      --no-modules          load no drivers\n"
 	      "      --no-links            probe, but create no links\n"
 	      "      --include-loop        probe loop devices too\n"
+	      "      --udev-rules=PATH     write udev rules keeping this run's choice of links\n"
+	      "                            two devices claim (a directory for\n"
+	      "                            " AP_UDEV_RULES_NAME ", or a *.rules file);\n"
+	      "                            'none': never.  Default:\n"
+	      "                            " AP_UDEV_RULES_DIR " in an initramfs, else none\n"
 	      "  -d, --dev-dir=DIR         create the links below DIR/disk (an existing\n"
 	      "                            directory; default /dev)\n"
 	      "  -t, --device-timeout=SEC  longest wait for a controller's devices (default 10)\n"
@@ -74,6 +80,7 @@ enum {
 	OPT_NO_PROGRESS,
 	OPT_RESOLVE,
 	OPT_INIT,
+	OPT_UDEV_RULES,
 };
 
 static const struct option options[] = {
@@ -100,6 +107,7 @@ static const struct option options[] = {
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 	{ "resolve-modalias", required_argument, NULL, OPT_RESOLVE },
 	{ "init", no_argument, NULL, OPT_INIT },
+	{ "udev-rules", required_argument, NULL, OPT_UDEV_RULES },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{}
@@ -312,6 +320,13 @@ static int parse_args(int argc, char **argv, bool lenient, const char ***resolve
 		case OPT_INIT:
 			ap_cfg.init_mode = true;
 			break;
+		case OPT_UDEV_RULES:
+			if (!*optarg) {
+				fputs("asyncprobe: --udev-rules needs a path or 'none'\n", stderr);
+				return AP_EXIT_USAGE;
+			}
+			ap_cfg.udev_rules = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			*done = true;
@@ -424,6 +439,19 @@ int main(int argc, char **argv)
 	if (r != 0) {
 		ap_log_close();
 		return r;
+	}
+
+	/* before the whole probe, not after it */
+	r = ap_udev_rules_check(ap_cfg.dry_run || ap_cfg.no_links ? NULL : ap_cfg.udev_rules);
+	if (r == -EINVAL) {
+		log_error("--udev-rules=%s: not a directory, and not a file name ending in .rules "
+			  "(udev reads no other)", ap_cfg.udev_rules);
+		ap_log_close();
+		return AP_EXIT_CONFIG;
+	} else if (r < 0) {
+		log_error("cannot write udev rules to %s: %s", ap_cfg.udev_rules, strerror(-r));
+		ap_log_close();
+		return AP_EXIT_CONFIG;
 	}
 
 	ap_stop_catch(ap_engine_request_stop);

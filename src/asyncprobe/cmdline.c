@@ -691,6 +691,12 @@ static int bootparam_cb(const char *key, const char *v, void *userdata)
 			invalid(p, "asyncprobe.shell", v, "expected 0 or 1");
 		else
 			p->shell = b;
+	} else if (key_equal(key, "udev_rules")) {
+		b = parse_bool(v);
+		if (b < 0)
+			invalid(p, "asyncprobe.udev_rules", v, "expected 0 or 1");
+		else
+			p->udev_rules = b;
 	} else if (key_equal(key, "timeout")) {
 		if (ap_parse_seconds_ms(v, &ms) < 0 || ms > INT32_MAX)
 			invalid(p, "asyncprobe.timeout", v, "expected seconds");
@@ -755,6 +761,7 @@ int ap_bootparams_parse(const char *cmdline, struct ap_bootparams *ret)
 		.threads = -1,
 		.verbose = -1,
 		.shell = -1,
+		.udev_rules = -1,
 	};
 	int r;
 

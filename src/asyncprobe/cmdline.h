@@ -119,6 +119,7 @@ struct ap_bootparams {
 	int threads;               /* asyncprobe.threads=N, -1 unset */
 	int verbose;               /* asyncprobe.verbose=N, asyncprobe.debug -> 2; -1 unset */
 	int shell;                 /* asyncprobe.shell=0/1, -1 unset */
+	int udev_rules;            /* asyncprobe.udev_rules=0/1, -1 unset */
 
 	/* Words that were not understood; kept for the log ("ignoring ..."). */
 	unsigned int n_invalid;

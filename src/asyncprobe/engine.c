@@ -1471,6 +1471,8 @@ int ap_engine_finish(struct ap_engine *e)
 	c = m.counts;
 	status = ap_counts_exit_status(&c);
 
+	if (ap_udev_rules_finish(e->links) < 0)
+		status = status ?: AP_EXIT_DEGRADED;
 	if (ap_cfg.json_file && ap_manifest_write(&m, ap_cfg.json_file) < 0)
 		status = status ?: AP_EXIT_DEGRADED;
 	if (ap_cfg.trace_file) {

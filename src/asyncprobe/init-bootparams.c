@@ -76,6 +76,9 @@ void ap_init_apply_bootparams(const struct ap_bootparams *bp, bool outputs)
 		ap_cfg.max_threads = (unsigned int)bp->threads;
 	if (bp->verbose > ap_cfg.verbose)
 		ap_cfg.verbose = bp->verbose;
+	/* off: udev decides contested links again after switch_root */
+	if (bp->udev_rules == 0 && !ap_cfg.udev_rules)
+		ap_cfg.udev_rules = "none";
 	if (outputs) {
 		snprintf(json, sizeof(json), "%s/manifest.json", ap_init_run_dir());
 		snprintf(trace, sizeof(trace), "%s/trace.json", ap_init_run_dir());

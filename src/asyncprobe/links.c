@@ -46,6 +46,9 @@ struct claim {
 	char *owner_parent;    /* its whole disk, NULL for a disk */
 	async_cookie_t cookie; /* the owner's cookie */
 	char *claimants;       /* "sda (cookie 1), sdb (cookie 2)" for warnings */
+	char **who;            /* every claimant's devname, in claim order */
+	size_t nwho;
+	uint64_t seq;          /* order of first claim (ap_links_contested) */
 	struct claim *next;    /* hash chain */
 };
 
@@ -56,6 +59,7 @@ struct ap_links {
 	int dir_fd;                  /* the dev dir, or -1 (dry run without it) */
 	struct claim **buckets;      /* lock */
 	size_t nbuckets, nclaims;    /* lock */
+	uint64_t claim_seq;          /* lock */
 	struct ap_link_event **log;  /* lock */
 	size_t nlog, alog;           /* lock */
 	unsigned long tmp_counter;   /* lock */
@@ -120,6 +124,9 @@ struct ap_links *ap_links_free(struct ap_links *l)
 			free(c->owner);
 			free(c->owner_parent);
 			free(c->claimants);
+			for (size_t k = 0; k < c->nwho; k++)
+				free(c->who[k]);
+			free(c->who);
 			free(c);
 			c = n;
 		}
@@ -169,6 +176,24 @@ static void claims_grow(struct ap_links *l)
 	l->nbuckets = nb;
 }
 
+static int who_add(struct claim *c, const char *dev)
+{
+	char **v;
+
+	for (size_t i = 0; i < c->nwho; i++)
+		if (strcmp(c->who[i], dev) == 0)
+			return 0;
+	v = realloc(c->who, (c->nwho + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	c->who = v;
+	c->who[c->nwho] = strdup(dev);
+	if (!c->who[c->nwho])
+		return -ENOMEM;
+	c->nwho++;
+	return 0;
+}
+
 static struct claim *claim_add(struct ap_links *l, const char *name, const char *owner,
 			       const char *parent, async_cookie_t cookie)
 {
@@ -183,7 +208,11 @@ static struct claim *claim_add(struct ap_links *l, const char *name, const char 
 	c->cookie = cookie;
 	if (asprintf(&c->claimants, "%s (cookie %llu)", owner, (unsigned long long)cookie) < 0)
 		c->claimants = NULL;
-	if (!c->name || !c->owner || (parent && !c->owner_parent) || !c->claimants) {
+	if (!c->name || !c->owner || (parent && !c->owner_parent) || !c->claimants ||
+	    who_add(c, owner) < 0) {
+		if (c->who)
+			free(c->who[0]);
+		free(c->who);
 		free(c->name);
 		free(c->owner);
 		free(c->owner_parent);
@@ -193,6 +222,7 @@ static struct claim *claim_add(struct ap_links *l, const char *name, const char 
 	}
 	if (l->nclaims >= l->nbuckets * 2)
 		claims_grow(l);
+	c->seq = l->claim_seq++;
 	k = hash_name(name) % l->nbuckets;
 	c->next = l->buckets[k];
 	l->buckets[k] = c;
@@ -576,6 +606,8 @@ int ap_links_publish(struct ap_links *l, async_cookie_t cookie, const char *devn
 			continue; /* published twice: nothing new */
 
 		claimants_append(c, devname, cookie);
+		if (who_add(c, devname) < 0)
+			goto oom;
 		if (parent_devname && !c->owner_parent && strcmp(c->owner, parent_devname) == 0) {
 			/* a partition beats its own whole disk */
 			_cleanup_free_ char *prev = c->owner;
@@ -634,6 +666,80 @@ const struct ap_link_event *ap_links_log_get(struct ap_links *l, size_t i)
 		e = l->log[i];
 	pthread_mutex_unlock(&l->lock);
 	return e;
+}
+
+static int contest_seq_cmp(const void *a, const void *b)
+{
+	const struct claim *x = *(const struct claim *const *)a, *y = *(const struct claim *const *)b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+void ap_contests_free(struct ap_contest *v, size_t n)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].name);
+		free(v[i].winner);
+		for (size_t k = 0; k < v[i].nlosers; k++)
+			free(v[i].losers[k]);
+		free(v[i].losers);
+	}
+	free(v);
+}
+
+int ap_links_contested(struct ap_links *l, struct ap_contest **ret, size_t *ret_n)
+{
+	_cleanup_free_ struct claim **cs = NULL;
+	struct ap_contest *v = NULL;
+	size_t n = 0, nv = 0;
+
+	*ret = NULL;
+	*ret_n = 0;
+	if (!l)
+		return 0;
+	pthread_mutex_lock(&l->lock);
+	cs = malloc((l->nclaims ? l->nclaims : 1) * sizeof(*cs));
+	if (!cs)
+		goto oom;
+	for (size_t i = 0; i < l->nbuckets; i++)
+		for (struct claim *c = l->buckets[i]; c; c = c->next)
+			if (c->nwho > 1)
+				cs[n++] = c;
+	qsort(cs, n, sizeof(*cs), contest_seq_cmp);
+	v = calloc(n ? n : 1, sizeof(*v));
+	if (!v)
+		goto oom;
+	for (size_t i = 0; i < n; i++, nv++) {
+		struct ap_contest *t = &v[i];
+
+		t->name = strdup(cs[i]->name);
+		t->winner = strdup(cs[i]->owner);
+		t->losers = calloc(cs[i]->nwho, sizeof(*t->losers));
+		if (!t->name || !t->winner || !t->losers) {
+			nv++;
+			goto oom;
+		}
+		for (size_t k = 0; k < cs[i]->nwho; k++) {
+			if (strcmp(cs[i]->who[k], cs[i]->owner) == 0)
+				continue;
+			t->losers[t->nlosers] = strdup(cs[i]->who[k]);
+			if (!t->losers[t->nlosers]) {
+				nv++;
+				goto oom;
+			}
+			t->nlosers++;
+		}
+	}
+	pthread_mutex_unlock(&l->lock);
+	*ret = v;
+	*ret_n = nv;
+	return 0;
+oom:
+	pthread_mutex_unlock(&l->lock);
+	ap_contests_free(v, nv);
+	return -ENOMEM;
 }
 
 const char *ap_link_action_to_string(enum ap_link_action a)

@@ -112,4 +112,60 @@ size_t ap_links_log_size(struct ap_links *l);
 const struct ap_link_event *ap_links_log_get(struct ap_links *l, size_t i);
 const char *ap_link_action_to_string(enum ap_link_action a);
 
+/* A link more than one device claimed, and who keeps it. */
+struct ap_contest {
+	char *name;            /* relative to the dev dir */
+	char *winner;          /* devname holding it ("sda1") */
+	char **losers;         /* the other claimants, in claim order */
+	size_t nlosers;
+};
+
+/*
+ * Every contested link so far, in the order of its first claim (rejected
+ * names never make a claim).  *ret is freed with ap_contests_free().
+ * Returns 0 or -ENOMEM.
+ */
+int ap_links_contested(struct ap_links *l, struct ap_contest **ret, size_t *ret_n);
+void ap_contests_free(struct ap_contest *v, size_t n);
+
+/* ------------------------------------------------ udev rules (udev-rules.c) */
+
+#define AP_UDEV_RULES_DIR "/run/udev/rules.d"
+#define AP_UDEV_RULES_NAME "97-asyncprobe-claims.rules"
+
+/*
+ * The text of a udev rules file that makes udev give each contested link
+ * to the device asyncprobe chose (see udev-rules.c), or *ret_text = NULL
+ * when no contest can be expressed.  Contests that cannot be expressed
+ * safely are logged and left out.  With @sysfs ("/sys"), each device's
+ * disk sequence number is read there and matched too; NULL: kernel names
+ * only.  Returns the number of links kept, or -ENOMEM.
+ */
+int ap_udev_rules_render(const struct ap_contest *v, size_t n, const char *sysfs,
+			 char **ret_text);
+
+/*
+ * Write that file to @path atomically (a directory: AP_UDEV_RULES_NAME in
+ * it; else a name ending in ".rules", the only files udev reads), or
+ * remove a stale one there when there is nothing to keep.  Returns the
+ * number of links kept (0: no file), -EINVAL for a @path that is neither,
+ * or -errno.
+ */
+int ap_udev_rules_write(const char *path, const struct ap_contest *v, size_t n,
+			const char *sysfs);
+
+/*
+ * Can --udev-rules=@path be written: an existing writable directory, or a
+ * *.rules file in one ("none" and NULL are fine)?  Returns 0, -EINVAL
+ * (neither a directory nor a *.rules name) or -errno.
+ */
+int ap_udev_rules_check(const char *path);
+
+/*
+ * The engine's last step: the rules file for @l where ap_cfg.udev_rules
+ * (or the default: AP_UDEV_RULES_DIR in an initramfs) says.  Returns 0 or
+ * -errno (logged).
+ */
+int ap_udev_rules_finish(struct ap_links *l);
+
 #endif

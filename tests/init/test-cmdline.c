@@ -438,6 +438,26 @@ static void test_bootparams_full(void **state)
 	ap_bootparams_clear(&p);
 }
 
+static void test_bootparams_udev_rules(void **state)
+{
+	struct ap_bootparams p;
+
+	assert_int_equal(ap_bootparams_parse("root=/dev/vda1", &p), 0);
+	assert_int_equal(p.udev_rules, -1);
+	ap_bootparams_clear(&p);
+	assert_int_equal(ap_bootparams_parse("asyncprobe.udev_rules=0", &p), 0);
+	assert_int_equal(p.udev_rules, 0);
+	assert_int_equal(p.n_invalid, 0);
+	ap_bootparams_clear(&p);
+	assert_int_equal(ap_bootparams_parse("asyncprobe.udev-rules=0 asyncprobe.udev_rules=1", &p), 0);
+	assert_int_equal(p.udev_rules, 1);
+	ap_bootparams_clear(&p);
+	assert_int_equal(ap_bootparams_parse("asyncprobe.udev_rules=/run/x", &p), 0);
+	assert_int_equal(p.udev_rules, -1);
+	assert_int_equal(p.n_invalid, 1);
+	ap_bootparams_clear(&p);
+}
+
 static void test_bootparams_order(void **state)
 {
 	struct ap_bootparams p;
@@ -535,6 +555,7 @@ int main(void)
 		cmocka_unit_test(test_seconds),
 		cmocka_unit_test(test_bootparams_defaults),
 		cmocka_unit_test(test_bootparams_full),
+		cmocka_unit_test(test_bootparams_udev_rules),
 		cmocka_unit_test(test_bootparams_order),
 		cmocka_unit_test(test_bootparams_invalid),
 		cmocka_unit_test(test_bootparams_quoted_root),
