@@ -6,7 +6,13 @@
 # line "N passed, N failed, N skipped" over every test executed.
 #
 # Environment: SKIP_DEPS=1 (do not apt-get), SKIP_VM=1 (no QEMU tests, counted
-# as skipped), JOBS (parallel make jobs, default: number of CPUs).
+# as skipped), JOBS (parallel make jobs, default: number of CPUs), CI=true
+# (set by CI: a required component missing is a failure, not a skip).
+#
+# The run fails when anything fails, and also when the tests skipped are not
+# exactly the README's list of expected skips (its "Expected skips"): a skip
+# is for a tool or resource that is genuinely absent, and on a machine where
+# tests/install-deps.sh ran, nothing but those should be.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -15,23 +21,53 @@ out="$top/_ci"
 mkdir -p "$out"
 
 passed=0 failed=0 skipped=0
+skips="$out/skips.txt"      # one line per skip: "<suite>: <test>"
+: >"$skips"
 note() { printf '\n==== %s\n' "$*"; }
+
+# A step of this script that cannot run: a failure under CI=true (.ci/run
+# installs everything), a skip elsewhere; either way it is named.
+missing() {
+	local id=$1 why=$2
+	if [ "${CI:-}" = true ]; then
+		echo "FAIL: $id: $why (required on CI: tests/install-deps.sh installs it)"
+		failed=$((failed + 1))
+	else
+		echo "SKIP: $id: $why"
+		skipped=$((skipped + 1))
+		echo "run-all: $id" >>"$skips"
+	fi
+}
+
+# num WHAT LOG: the "# WHAT: N" figure of a test-suite.log, 0 when absent.
+num() {
+	local v
+	v=$(sed -n "s/^# $1: *\([0-9]*\).*/\1/p" "$2" | head -1)
+	echo "${v:-0}"
+}
 
 # Add the counts of an automake test-suite.log (TAP points count one each).
 count_log() {
-	local log=$1 name=$2 p f s
+	local log=$1 name=$2 suite=$3 p f s
 	if [ ! -f "$log" ]; then
 		echo "$name: no test log ($log): counted as one failure"
 		failed=$((failed + 1))
 		return
 	fi
-	p=$(sed -n 's/^# PASS: *//p' "$log"); p=${p:-0}
-	s=$(sed -n 's/^# SKIP: *//p' "$log"); s=${s:-0}
-	f=$(( $(sed -n 's/^# FAIL: *//p' "$log") + $(sed -n 's/^# ERROR: *//p' "$log") + $(sed -n 's/^# XPASS: *//p' "$log") ))
-	p=$((p + $(sed -n 's/^# XFAIL: *//p' "$log")))
+	p=$(num PASS "$log"); s=$(num SKIP "$log")
+	f=$(( $(num FAIL "$log") + $(num ERROR "$log") + $(num XPASS "$log") ))
+	p=$((p + $(num XFAIL "$log")))
 	echo "$name: $p passed, $f failed, $s skipped"
 	# Show why things were skipped or failed.
-	grep -hE '^(SKIP|FAIL|ERROR|XPASS):' "$log" | head -50 || true
+	grep -hE '^(SKIP|FAIL|ERROR|XPASS): [^ ]* ' "$log" | head -50 || true
+	# What was skipped, for the comparison with the README's list: the
+	# driver's result lines "SKIP: <test> <n> ..." or "SKIP: <test> - ...",
+	# not the "SKIP: <test>" titles of the logs copied into the suite's.
+	sed -n "s/^SKIP: \([^ ]*\) .*/$suite: \1/p" "$log" >>"$skips"
+	if [ "$(grep -c '^SKIP: [^ ]* ' "$log")" != "$s" ]; then
+		echo "$name: $s skips counted, but $(grep -c '^SKIP: [^ ]* ' "$log") SKIP result lines in $log: counted as one failure"
+		f=$((f + 1))
+	fi
 	passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
 }
 
@@ -56,12 +92,13 @@ if [ "${SKIP_DEPS:-0}" != 1 ]; then
 	bash tests/install-deps.sh || { echo "dependency installation failed"; echo "0 passed, 1 failed"; exit 1; }
 fi
 
-build_tree() {
-	# build_tree DIR [configure args...]
-	local dir=$1; shift
+# build_tree DIR [configure args...]: in a subshell, so a failed build
+# never leaves this script inside the failed tree.
+build_tree() (
+	dir=$1; shift
 	rm -rf "$dir" && mkdir -p "$dir" && cd "$dir" &&
-		"$top/configure" "$@" && make -j"$JOBS" && cd "$top"
-}
+		"$top/configure" "$@" && make -j"$JOBS"
+)
 
 note "bootstrap"
 ./autogen.sh >"$out/autogen.log" 2>&1 || { tail -20 "$out/autogen.log"; echo "0 passed, 1 failed"; exit 1; }
@@ -69,8 +106,8 @@ note "bootstrap"
 # 1. The default build and the unit tests.
 if step build build_tree "$top/_build"; then
 	note "make check"
-	(cd _build && make -j"$JOBS" check) >"$out/check.log" 2>&1
-	count_log _build/test-suite.log "unit tests"
+	(cd "$top/_build" && make -j"$JOBS" check) >"$out/check.log" 2>&1
+	count_log "$top/_build/test-suite.log" "unit tests" unit
 fi
 
 # 2. ThreadSanitizer and ASan+UBSan builds of the unit suite.
@@ -79,8 +116,8 @@ for san in thread address,undefined; do
 	dir="$top/_build-$tag"
 	flags="-O1 -g -fsanitize=$san -fno-omit-frame-pointer"
 	if ! echo 'int main(void){return 0;}' | gcc $flags -x c - -o /tmp/san-probe.$$ 2>/dev/null; then
-		note "sanitizer $san"; echo "SKIP: the compiler cannot build with -fsanitize=$san"
-		skipped=$((skipped + 1)); continue
+		note "sanitizer $san"; missing "sanitizer-$tag" "the compiler cannot build with -fsanitize=$san"
+		continue
 	fi
 	rm -f /tmp/san-probe.$$
 	if step "build-$tag" build_tree "$dir" CFLAGS="$flags" LDFLAGS="-fsanitize=$san" --disable-shared; then
@@ -88,26 +125,54 @@ for san in thread address,undefined; do
 		(cd "$dir" && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$top/tests/tsan.supp" \
 			ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1" \
 			make -j"$JOBS" check) >"$out/check-$tag.log" 2>&1
-		count_log "$dir/test-suite.log" "unit tests ($san)"
+		count_log "$dir/test-suite.log" "unit tests ($san)" "$tag"
 	fi
 done
 
 # 3. libFuzzer targets (clang), about a minute each: the kernel command
 #    line parser, the link-name encoder, and blkid results to link names.
-if command -v clang >/dev/null && step build-fuzz build_tree "$top/_build-fuzz" CC=clang --enable-fuzz --disable-shared; then
+#    Each run is bounded by -max_total_time; timeout is the backstop.
+if ! command -v clang >/dev/null; then
+	note "libFuzzer"; missing fuzz "clang is not installed (Debian: clang)"
+elif step build-fuzz build_tree "$top/_build-fuzz" CC=clang --enable-fuzz --disable-shared; then
 	for t in cmdline encode names; do
 		step "fuzz-$t" env top_builddir="$top/_build-fuzz" top_srcdir="$top" \
-			bash tests/fuzz/run-fuzz.sh "${FUZZ_SECONDS:-60}" "$t"
+			timeout -k 30 $((${FUZZ_SECONDS:-60} + 600)) \
+			bash "$top/tests/fuzz/run-fuzz.sh" "${FUZZ_SECONDS:-60}" "$t"
 		grep -hE 'Done [0-9]+ runs' "$out/fuzz-$t.log" || true
 	done
 fi
 
 # 4. Valgrind memcheck over a dry run of the program: no leak, no error.
-if command -v valgrind >/dev/null && [ -x _build/src/asyncprobe/asyncprobe ]; then
-	step valgrind-dry-run sh -c "cd '$top/_build' && ./libtool --mode=execute valgrind -q \
+#    The exit status must be the one the same dry run has without Valgrind
+#    (0, or 1 for a degraded run): 99 is Valgrind's error status, a signal
+#    (139) or a failed command is a failure, not a pass.
+valgrind_step() (
+	dry=(./src/asyncprobe/asyncprobe --dry-run --fastboot -v --no-progress --log-target=stderr
+	     --json=/dev/null)
+	cd "$top/_build" || exit 1
+	"${dry[@]}" 2>/dev/null
+	want=$?
+	case $want in 0|1) ;; *) echo "the dry run without Valgrind exits $want"; exit 1 ;; esac
+	timeout -k 30 1800 ./libtool --mode=execute valgrind -q \
 		--leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect \
-		--error-exitcode=99 ./src/asyncprobe/asyncprobe --dry-run --fastboot -v --no-progress \
-		--log-target=stderr --json=/dev/null; test \$? -ne 99"
+		--error-exitcode=99 "${dry[@]}"
+	got=$?
+	if [ "$got" = "$want" ]; then
+		echo "exit status $got under Valgrind, as without it"
+		exit 0
+	fi
+	echo "exit status $got under Valgrind, $want without it (99: Valgrind found an error or a leak;" \
+		"124: no end within 30 min; above 128: a signal)"
+	exit 1
+)
+if ! command -v valgrind >/dev/null; then
+	note "valgrind-dry-run"; missing valgrind-dry-run "valgrind is not installed (Debian: valgrind)"
+elif [ ! -x "$top/_build/src/asyncprobe/asyncprobe" ]; then
+	note "valgrind-dry-run"; echo "FAIL: valgrind-dry-run: no program to run (the build failed)"
+	failed=$((failed + 1))
+else
+	step valgrind-dry-run valgrind_step
 fi
 
 # 5. The release tarball builds and passes its own tests.
@@ -116,10 +181,32 @@ step distcheck sh -c "cd '$top/_build' && make -j'$JOBS' distcheck"
 # 6. QEMU boot tests.
 if [ "${SKIP_VM:-0}" = 1 ]; then
 	note "VM tests"; echo "SKIP: VM tests (SKIP_VM=1)"; skipped=$((skipped + 1))
-elif [ -f _build/Makefile ]; then
+	echo "run-all: VM tests (SKIP_VM=1)" >>"$skips"
+elif [ -f "$top/_build/Makefile" ]; then
 	note "VM tests"
-	(cd _build && make check-vm) >"$out/check-vm.log" 2>&1
-	count_log _build/tests/vm/test-suite.log "VM tests"
+	(cd "$top/_build" && make check-vm) >"$out/check-vm.log" 2>&1
+	count_log "$top/_build/tests/vm/test-suite.log" "VM tests" vm
+else
+	note "VM tests"; echo "FAIL: VM tests: no configured build tree ($top/_build)"
+	failed=$((failed + 1))
+fi
+
+# 7. The skips against the README's list ("Expected skips"): the lines
+#    "- `<suite>: <test>`" between the expected-skips markers, one per skip.
+note "expected skips"
+expected="$out/skips-expected.txt"
+sed -n '/<!-- expected-skips -->/,/<!-- \/expected-skips -->/s/^- `\([^`]*\)`.*/\1/p' \
+	"$top/README.md" >"$expected"
+[ "${SKIP_VM:-0}" = 1 ] && echo "run-all: VM tests (SKIP_VM=1)" >>"$expected"
+if [ ! -s "$expected" ]; then
+	echo "FAIL: README.md has no expected-skips list"
+	failed=$((failed + 1))
+elif diff <(LC_ALL=C sort "$expected") <(LC_ALL=C sort "$skips") >"$out/skips.diff"; then
+	echo "PASS: the $(wc -l <"$skips") skips are the README's expected ones"
+else
+	echo "FAIL: the skips differ from the README's expected list (< expected, > this run):"
+	grep '^[<>]' "$out/skips.diff"
+	failed=$((failed + 1))
 fi
 
 echo

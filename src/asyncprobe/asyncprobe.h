@@ -95,6 +95,7 @@ struct ap_config {
 	int log_target;                 /* enum ap_log_target */
 	bool progress;                  /* one-line progress display on a tty */
 	bool init_mode;                 /* --init or PID 1 */
+	const char *root_path;          /* --root-path: the root's by-path name, "none", NULL */
 };
 
 extern struct ap_config ap_cfg;

@@ -47,6 +47,8 @@ static void usage(FILE *f)
 	      "      --max-threads=N       at most N worker threads\n"
 	      "      --fastboot            run concurrently (also: fastboot on the kernel command line)\n"
 	      "      --no-fastboot         run strictly sequentially\n"
+	      "      --root-path=NAME      the root device's /dev/disk/by-path name: its\n"
+	      "                            controller comes first in the order (none: no root)\n"
 	      "      --json[=FILE]         write the run's manifest as JSON (default: stdout)\n"
 	      "      --trace=FILE          write a Chrome trace-event file\n"
 	      "      --plot=FILE.svg       write an SVG boot timeline\n"
@@ -81,6 +83,7 @@ enum {
 	OPT_RESOLVE,
 	OPT_INIT,
 	OPT_UDEV_RULES,
+	OPT_ROOT_PATH,
 };
 
 static const struct option options[] = {
@@ -108,6 +111,7 @@ static const struct option options[] = {
 	{ "resolve-modalias", required_argument, NULL, OPT_RESOLVE },
 	{ "init", no_argument, NULL, OPT_INIT },
 	{ "udev-rules", required_argument, NULL, OPT_UDEV_RULES },
+	{ "root-path", required_argument, NULL, OPT_ROOT_PATH },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{}
@@ -326,6 +330,9 @@ static int parse_args(int argc, char **argv, bool lenient, const char ***resolve
 				return AP_EXIT_USAGE;
 			}
 			ap_cfg.udev_rules = optarg;
+			break;
+		case OPT_ROOT_PATH:
+			ap_cfg.root_path = optarg;
 			break;
 		case 'h':
 			usage(stdout);

@@ -725,6 +725,8 @@ static int bootparam_cb(const char *key, const char *v, void *userdata)
 			invalid(p, "asyncprobe.debug", v, "expected 0 or 1");
 		else
 			p->verbose = b ? 2 : 0;
+	} else if (key_equal(key, "root_path")) {
+		/* the engine reads it (engine.c, root_first_parse()) */
 	} else {
 		p->n_invalid++;
 		log_warning("kernel command line: unknown option asyncprobe.%s, ignoring", key);

@@ -6,47 +6,66 @@
  * -----------------------------
  * The slow parts of finding storage - inserting a controller driver,
  * waiting for its ports to be scanned, reading a disk's first sectors -
- * are done concurrently, each in an asynchronous call (libasync).  The
- * visible parts - scheduling children, registering results, creating
- * /dev/disk links - happen in cookie order, the order a strictly
- * sequential boot would use.  Each call:
+ * are done concurrently, each in an asynchronous call (libasync), as soon
+ * as the device is discovered, at any depth.  The visible parts -
+ * creating /dev/disk links, the "cookie" every log line, the manifest and
+ * the link registry know a device by - happen in one order that depends
+ * on the hardware tree alone, the order a strictly sequential boot uses.
+ *
+ * The order: depth first.  A controller, then its SCSI devices (or
+ * sub-controllers: virtio under virtio-pci), each one's disk, that disk's
+ * partitions, then the next controller; siblings in ap_devpath_compare()
+ * order (PCI address, host10 after host2, H:C:T:L numerically, partition
+ * number).  The discovery call comes first (cookie 1) and enumerates the
+ * controllers and the disks without one (loop, scsi_debug).  A device
+ * publishes once every device before it in that order has published or
+ * been abandoned and every node before it has finished enumerating, so
+ * nothing can still be put in front of it.  Its cookie is its place in
+ * that order, given when its turn comes; libasync's own cookie of its call
+ * (n->call, which depends on timing) only names the call in the trace.
+ *
+ * Each call:
  *
  *   1. does its slow work (modprobe, wait for child devices bounded by
  *      --device-timeout and driven by uevents, blkid, computing names,
  *      enumerating its children);
- *   2. calls async_synchronize_cookie(own cookie), which returns once
- *      every call with a lower cookie has completed;
- *   3. publishes: links (ap_links_publish), the registration of its
- *      children (a device two parents could claim goes to the lower
- *      cookie), and, as its very last act, spawns them through ap_spawn().
+ *   2. is ready (call_ready()): under the engine lock, unless it was
+ *      abandoned, its children are registered and put into the order
+ *      right after it, in sorted order, and are spawned at once, whatever
+ *      their place.  A device two parents list (an NVMe multipath head
+ *      behind two controllers) goes with the first in the order: when the
+ *      later one registered it first, it moves, with its subtree, below
+ *      the earlier one (order_adopt_locked());
+ *   3. is published at its turn (pump()), and sealed.
  *
- * The tree: the discovery call (cookie 1) enumerates every controller in
- * topological order (ap_devpath_compare: PCI address, then host10 after
- * host2, H:C:T:L numerically), plus disks with no controller (loop,
- * scsi_debug).  A controller spawns its SCSI devices and sub-controllers
- * (virtio under virtio-pci), a SCSI device its disk, a disk its
- * partitions (by partition number).
+ * The order is a doubly-linked list of nodes.  A node is sealed when it
+ * has published (or was abandoned or stopped) and its children are in the
+ * list (or never will be); the frontier is the first node not sealed, and
+ * a node gets its cookie when the frontier reaches it.  Since a node puts
+ * its children right after itself before it is sealed, and its later
+ * siblings are after it, each subtree is contiguous and the list is the
+ * depth-first order; everything before the frontier is final.  No thread
+ * waits for its turn (a worker blocked so could starve the call it waits
+ * for of a thread): when a call is ready it pumps - while the frontier is
+ * ready, publish it and seal it - and so does every thread that seals a
+ * node (a call's end, the top level after abandoning one); one thread
+ * publishes at a time, so the frontier's node is published by its own call
+ * when its turn has come already, or else by the thread whose sealing let
+ * the frontier reach it.
  *
- * Why cookies are the same in every mode.  Plain nesting would not give
- * that: run sequentially (async disabled, async_schedule() runs the call
- * inline) a controller's children would run before the next controller is
- * even scheduled (depth first), while in parallel they are scheduled after
- * all controllers (breadth first); and in parallel a controller finishing
- * early could schedule its children before the main thread scheduled the
- * next controller.  Three rules make the cookie of every device a function
- * of the device tree alone:
+ * Root first: when the root device's by-path name is known
+ * (asyncprobe.root_path=, --root-path, or the image's record), the
+ * controllers at the PCI address in it are moved to the front of the
+ * discovery call's list before they are put into the order
+ * (root_first_sort()), so the root's subtree publishes first and its links
+ * win conflicts; the order is still a function of the tree (and that
+ * name).  A name that matches no controller changes nothing; it is logged.
  *
- *   (i)   enumeration is itself a call (cookie 1) that schedules all
- *         controllers; no controller passes step 2 before it returns, so
- *         all controllers have cookies before any child is scheduled;
- *   (ii)  a call spawns children only as its last act, after step 2.  A
- *         call passes step 2 only when all lower cookies have completed,
- *         spawning included, so children are scheduled in parent-cookie
- *         order: breadth first, deterministically;
- *   (iii) sequentially, ap_spawn() never calls async_schedule() itself
- *         (that would run the child inline, depth first) but appends to a
- *         FIFO which the top level drains with async_schedule() until it
- *         is empty.  That is the same breadth-first order.
+ * Sequentially (no fastboot) the calls run one at a time on one worker,
+ * popped by the top level from a stack (children are pushed in reverse,
+ * so the first child runs next): the calls run in depth-first order too,
+ * and a call's turn has always come when it is ready.  The same cookies
+ * result in sequential, fastboot and ASYNC_CHAOS runs.
  *
  * A call that hangs.  A disk that stops answering can block a call for
  * good: in init_module() (a driver's probe reads the partition table), in
@@ -55,34 +74,36 @@
  * (loading modules, a wait, probing, naming, enumerating) records when it
  * began; a call that has spent more than --device-timeout plus
  * AP_HANG_SLACK_MS in one step without reaching step 2 is abandoned by the
- * top level (async_abandon()): from then on it counts as completed for
- * every synchronization, so later cookies publish as if it had returned
- * with nothing; it publishes nothing itself, spawns no children, and
- * devices that appear below it are ignored.  Whether a call publishes or
- * is abandoned is decided once, under the engine lock (at_sync against
- * abandoned), so an abandoned call can never publish late.  Waits are
+ * top level (async_abandon()) and its node is sealed, so later devices
+ * publish as if it had returned with nothing; it publishes nothing itself,
+ * has no children, and devices that appear below it are ignored.  Whether
+ * a call becomes ready or is abandoned is decided once, under the engine
+ * lock (at_sync against abandoned), so an abandoned call can never put
+ * children into the order or publish late.  Waits are
  * bounded by --device-timeout already, so only a step that does not
  * return is caught.  Its thread cannot be stopped; it leaves libasync's
  * pool, the engine's memory is left alone while it runs (the process
  * exits or execs the real init, which ends it), and the run's exit status
- * is "degraded".  Sequential runs execute their calls one at a time on a
- * single worker thread (rule iii is unchanged), so the top level can
- * abandon a hung call there too.
+ * is "degraded".  Sequential runs execute their calls on a worker thread
+ * too, so the top level can abandon a hung call there as well; the next
+ * call on the stack then runs.
  *
  * A stop request (ap_engine_request_stop(): SIGINT or SIGTERM outside
  * PID 1) ends a run early but leaves a link tree that some complete run
  * could have been in the middle of making: the links of every device up to
  * some cookie, and none after it.  The top level sees the request within
  * AP_HANG_CHECK_MS; from then on no call starts its work, no call that
- * reaches step 2 publishes or spawns, and calls busy before step 2 are
- * abandoned (so a hung one does not keep the run alive).  A call already
- * publishing finishes its links.  Since a call passes step 2 only after
- * every lower cookie has completed, the calls that published form a
- * prefix of cookie order; a rerun makes the rest.
+ * reaches step 2 spawns, no node whose turn comes publishes (it is sealed
+ * as stopped), and calls busy before step 2 are abandoned (so a hung one
+ * does not keep the run alive).  A node already publishing finishes its
+ * links.  Since nodes publish only at their turn, one after the other,
+ * those that published form a prefix of the order; a rerun makes the
+ * rest.
  *
  * Devices that appear later (the uevent monitor sees them after coldplug
  * is complete and no waiting parent claims them) are scheduled as they
- * arrive; their cookies depend on timing by nature.
+ * arrive and put at the end of the order; their cookies depend on timing
+ * by nature.
  *
  * Shared state is in struct ap_engine, guarded by its one mutex; each
  * field says so.  libudev objects never cross threads: every call makes its
@@ -130,12 +151,14 @@ enum node_state {
 struct ap_node {
 	struct ap_engine *e;
 	struct ap_node *parent;
-	struct ap_node *fifo_next;      /* engine lock */
+	struct ap_node *fifo_next;      /* engine lock: the sequential stack */
+	struct ap_node *o_prev, *o_next;        /* engine lock: publication order */
 	enum node_state state;          /* engine lock */
 	bool discovery;                 /* the enumeration call */
 	bool hotplug;                   /* appeared after coldplug */
 	enum ap_kind kind;
-	async_cookie_t cookie;
+	async_cookie_t cookie;          /* engine lock: its number in publication order, 0 until its turn */
+	async_cookie_t call;            /* libasync's cookie of its call (trace, async_abandon) */
 	char *syspath;
 	char *sysname;
 	char *subsystem;
@@ -154,9 +177,10 @@ struct ap_node {
 	char *error_what;
 	int links_failed;
 
-	struct ap_found_list found;     /* enumerated before the sync */
-	struct ap_node **children;      /* registered after it, spawned last */
+	struct ap_found_list found;     /* enumerated by its call */
+	struct ap_node **children;      /* registered and spawned when it is ready */
 	size_t n_children;
+	struct ap_namelist names;       /* block devices: computed by its call, published at its turn */
 
 	uint64_t t_spawn, t_start, t_sync0, t_sync1, t_end;
 
@@ -164,6 +188,8 @@ struct ap_node {
 	const char *phase;              /* engine lock: the step it is in */
 	uint64_t t_progress;            /* engine lock: when that step began */
 	bool at_sync;                   /* engine lock: reached step 2, cannot be abandoned */
+	bool ready;                     /* engine lock: step 2 passed, waits for its turn */
+	bool sealed;                    /* engine lock: published, abandoned or stopped; children in the order */
 	bool abandoned;                 /* engine lock: given up on; publishes nothing */
 	bool abandoned_returned;        /* engine lock: ... and its call has returned */
 	bool stopped;                   /* engine lock: skipped, dropped or abandoned on a stop request */
@@ -178,9 +204,14 @@ struct ap_engine {
 	size_t n_nodes, allocated;
 	struct ap_node **by_path;       /* lock: the same, hashed by syspath (open addressing) */
 	size_t by_path_size;            /* lock: a power of two, at least twice n_nodes */
-	struct ap_node *fifo_head, *fifo_tail;  /* lock */
-	unsigned int pending;           /* lock: spawned and not finished */
-	unsigned int done;              /* lock */
+	struct ap_node *fifo_head;      /* lock: sequential mode, calls to run (a stack) */
+	unsigned int in_flight;         /* lock: sequential mode, a call handed to libasync */
+	struct ap_node *order_head, *order_tail;        /* lock: publication order */
+	struct ap_node *frontier;       /* lock: the first node in it not sealed */
+	async_cookie_t order_seq;       /* lock: the last number given in that order */
+	bool pumping;                   /* lock: a thread is publishing the frontier */
+	unsigned int pending;           /* lock: nodes in the order not sealed */
+	unsigned int done;              /* lock: ... sealed */
 	bool coldplug_done;             /* lock */
 	char **backlog;                 /* lock: uevent adds seen during coldplug */
 	size_t n_backlog;
@@ -203,6 +234,8 @@ struct ap_engine {
 	uint64_t t0, t1;
 	bool finished;
 	bool stopping;                  /* lock: a stop request was seen */
+	char *root_path;                /* the root's by-path name (root first), or NULL */
+	char root_pci[16];              /* ... the PCI address in it, or "" */
 };
 
 /*
@@ -279,6 +312,7 @@ static void node_free(struct ap_node *n)
 	free(n->loads);
 	free(n->children);
 	ap_found_list_free(&n->found);
+	ap_namelist_free(&n->names);
 	free(n);
 }
 
@@ -403,28 +437,131 @@ static struct ap_node *node_register_locked(struct ap_engine *e, const char *sys
 	return n;
 }
 
+/* ------------------------------------------------------ publication order */
+
+/* The frontier moves to @n: its number in the order is given now. */
+static void frontier_set_locked(struct ap_engine *e, struct ap_node *n)
+{
+	e->frontier = n;
+	if (n && !n->cookie)
+		n->cookie = ++e->order_seq;
+}
+
 /*
- * Hand a node to libasync.  From inside a call this is the call's last act
- * (rule ii).  Sequentially it only queues (rule iii); the top level drains.
+ * Put @n into the order right after @after (NULL: at the end).  A parent
+ * inserts its children, in sorted order, right after itself before it is
+ * sealed, so they come before every node its later siblings and their
+ * subtrees will insert: depth first.
+ */
+static void order_insert_locked(struct ap_engine *e, struct ap_node *after, struct ap_node *n)
+{
+	if (!after)
+		after = e->order_tail;
+	n->o_prev = after;
+	n->o_next = after ? after->o_next : e->order_head;
+	if (n->o_next)
+		n->o_next->o_prev = n;
+	else
+		e->order_tail = n;
+	if (after)
+		after->o_next = n;
+	else
+		e->order_head = n;
+	e->pending++;
+	if (!e->frontier)
+		frontier_set_locked(e, n);      /* after coldplug: a hotplug with nothing ahead */
+}
+
+/* Is @a before @b in the order?  (Only for the rare device two parents list.) */
+static bool order_before_locked(const struct ap_node *a, const struct ap_node *b)
+{
+	for (a = a->o_next; a; a = a->o_next)
+		if (a == b)
+			return true;
+	return false;
+}
+
+static bool descends_from(const struct ap_node *n, const struct ap_node *anc)
+{
+	for (n = n->parent; n; n = n->parent)
+		if (n == anc)
+			return true;
+	return false;
+}
+
+/*
+ * A device two parents list (an NVMe multipath head behind two
+ * controllers) belongs to the one first in the order, whichever enumerated
+ * first: @c, registered by a later parent, moves with its subtree (which
+ * is contiguous) to right after @after, below @parent.  Neither it nor
+ * anything in its subtree has had its turn: @parent, before them, is not
+ * sealed yet.  Returns the last node moved.
+ */
+static struct ap_node *order_adopt_locked(struct ap_engine *e, struct ap_node *parent,
+					  struct ap_node *after, struct ap_node *c)
+{
+	struct ap_node *last = c;
+
+	while (last->o_next && descends_from(last->o_next, c))
+		last = last->o_next;
+	/* unlink c..last */
+	if (c->o_prev)
+		c->o_prev->o_next = last->o_next;
+	else
+		e->order_head = last->o_next;
+	if (last->o_next)
+		last->o_next->o_prev = c->o_prev;
+	else
+		e->order_tail = c->o_prev;
+	/* and put it after @after */
+	c->o_prev = after;
+	last->o_next = after->o_next;
+	if (after->o_next)
+		after->o_next->o_prev = last;
+	else
+		e->order_tail = last;
+	after->o_next = c;
+	log_debug("%s: listed by %s and %s, it goes with %s (first in the order)",
+		  node_label(c), node_label(parent), node_label(c->parent), node_label(parent));
+	c->parent = parent;
+	return last;
+}
+
+/*
+ * @n is published, abandoned or stopped, and its children are in the order
+ * (or never will be): nodes after it no longer wait for it.
+ */
+static void seal_locked(struct ap_engine *e, struct ap_node *n)
+{
+	if (n->sealed)
+		return;
+	n->sealed = true;
+	n->ready = false;
+	e->pending--;
+	e->done++;
+	while (e->frontier && e->frontier->sealed)
+		frontier_set_locked(e, e->frontier->o_next);
+	pthread_cond_broadcast(&e->cond);
+}
+
+/*
+ * Hand a node to libasync: at once concurrently; sequentially it is pushed
+ * on a stack which the top level pops one call at a time (see drain()).
  */
 static void ap_spawn(struct ap_engine *e, struct ap_node *n)
 {
 	pthread_mutex_lock(&e->lock);
 	if (e->stopping) {
 		n->stopped = true;      /* never scheduled */
+		seal_locked(e, n);
 		pthread_mutex_unlock(&e->lock);
 		return;
 	}
 	n->state = NODE_SPAWNED;
 	n->t_spawn = ap_now_ns();
-	e->pending++;
 	if (!e->parallel) {
-		n->fifo_next = NULL;
-		if (e->fifo_tail)
-			e->fifo_tail->fifo_next = n;
-		else
-			e->fifo_head = n;
-		e->fifo_tail = n;
+		n->fifo_next = e->fifo_head;
+		e->fifo_head = n;
 		pthread_cond_broadcast(&e->cond);
 		pthread_mutex_unlock(&e->lock);
 		return;
@@ -433,18 +570,31 @@ static void ap_spawn(struct ap_engine *e, struct ap_node *n)
 	async_schedule(node_run, n);
 }
 
-/* Sequential mode: run queued calls, in FIFO order, from the top level. */
+/* Spawn @n's children: concurrently in their order, sequentially pushed in reverse. */
+static void spawn_children(struct ap_engine *e, struct ap_node *n)
+{
+	size_t i;
+
+	for (i = 0; i < n->n_children; i++)
+		ap_spawn(e, n->children[e->parallel ? i : n->n_children - 1 - i]);
+}
+
+/*
+ * Sequential mode: run the call on top of the stack once the one before it
+ * has returned (or was abandoned).  Calls so run in depth-first order,
+ * which is the publication order: a call's turn has always come when it
+ * is ready.
+ */
 static void drain(struct ap_engine *e)
 {
 	for (;;) {
 		struct ap_node *n;
 
 		pthread_mutex_lock(&e->lock);
-		n = e->fifo_head;
+		n = e->in_flight ? NULL : e->fifo_head;
 		if (n) {
 			e->fifo_head = n->fifo_next;
-			if (!e->fifo_head)
-				e->fifo_tail = NULL;
+			e->in_flight++;
 		}
 		pthread_mutex_unlock(&e->lock);
 		if (!n)
@@ -529,10 +679,9 @@ static void node_fail(struct ap_node *n, int error, const char *what)
 /* --------------------------------------------------------------- children */
 
 /*
- * Enumerate the devices @n owns (slow part; before the sync).  They are
- * registered as its children only after the sync (adopt_children()), so
- * when two parents could claim one device (an NVMe multipath head behind
- * two controllers) the lower cookie wins, in every mode.
+ * Enumerate the devices @n owns (slow part; before step 2).  They are
+ * registered as its children, put into the order and spawned at step 2
+ * (call_ready()), unless the call was abandoned by then.
  */
 static void collect_children(struct udev *udev, struct ap_node *n)
 {
@@ -561,26 +710,176 @@ static void collect_children(struct udev *udev, struct ap_node *n)
 	}
 }
 
-/* After the sync: register what collect_children() found, skipping known devices. */
-static void adopt_children(struct udev *udev, struct ap_node *n)
+/* ------------------------------------------------------------- the calls */
+
+/* ------------------------------------------------------------ root first */
+
+/* "dddd:bb:dd.f" at @s, ending there or with a '-'. */
+static bool at_pci_address(const char *s)
 {
-	struct ap_engine *e = n->e;
+	static const char pattern[] = "hhhh:hh:hh.h";
 	size_t i;
 
+	for (i = 0; i < sizeof(pattern) - 1; i++) {
+		if (pattern[i] == 'h' ? !((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))
+				      : s[i] != pattern[i])
+			return false;
+	}
+	return s[i] == '\0' || s[i] == '-';
+}
+
+/*
+ * Root first: asyncprobe.root_path= on the kernel command line, else
+ * --root-path, else in the initramfs AP_ROOT_PATH_FILE (what
+ * asyncprobe-mkinitramfs recorded), names the root device's
+ * /dev/disk/by-path link.  The PCI address in it (udev's by-path
+ * names hold the storage controller's, the closest PCI device) picks the
+ * controllers that come first in the order; "none" or nothing: none.
+ */
+#define AP_ROOT_PATH_FILE "/etc/asyncprobe/root-path"
+
+static void root_first_setup(struct ap_engine *e)
+{
+	_cleanup_free_ char *v = NULL, *line = NULL;
+	const char *name = ap_cfg.root_path, *src = "--root-path", *p;
+
+	if (e->cmdline && ap_cmdline_get(e->cmdline, "asyncprobe.root_path", &v)) {
+		name = v ? v : "";
+		src = "asyncprobe.root_path";
+	} else if (!name && ap_cfg.init_mode) {
+		/* what the image was made for (asyncprobe-mkinitramfs) */
+		FILE *f = fopen(AP_ROOT_PATH_FILE, "re");
+		size_t len = 0;
+
+		if (f) {
+			if (getline(&line, &len, f) > 0) {
+				line[strcspn(line, " \t\r\n")] = '\0';
+				name = line;
+				src = AP_ROOT_PATH_FILE;
+			}
+			fclose(f);
+		}
+	}
+	if (!name || !*name || strcmp(name, "none") == 0)
+		return;
+	if (strncmp(name, "/dev/", 5) == 0)
+		name += 5;
+	if (strncmp(name, "disk/by-path/", 13) == 0)
+		name += 13;
+	e->root_path = strdup(name);
+	if (!e->root_path)
+		return;
+	for (p = name; (p = strstr(p, "pci-")); p += 4)
+		if ((p == name || p[-1] == '-') && at_pci_address(p + 4)) {
+			memcpy(e->root_pci, p + 4, 12);
+			e->root_pci[12] = '\0';
+			break;
+		}
+	if (!e->root_pci[0])
+		log_warning("%s=%s: no PCI address in this by-path name; the order is unchanged",
+			    src, name);
+	else
+		log_info("%s=%s: the root's controller %s comes first", src, name, e->root_pci);
+}
+
+/* Is @syspath the root's PCI device or below it? */
+static bool on_root_controller(const struct ap_engine *e, const char *syspath)
+{
+	const char *p = syspath;
+	size_t len = strlen(e->root_pci);
+
+	while ((p = strstr(p, e->root_pci))) {
+		if (p > syspath && p[-1] == '/' && (p[len] == '/' || p[len] == '\0'))
+			return true;
+		p += len;
+	}
+	return false;
+}
+
+/*
+ * Discovery's list, controllers in topological order: the root's first
+ * (stable, so they keep their order among themselves, and so do the rest).
+ */
+static void root_first_sort(struct ap_engine *e, struct ap_found_list *l)
+{
+	struct ap_found *v;
+	size_t i, k = 0;
+
+	if (!e->root_pci[0] || !l->n)
+		return;
+	v = malloc(l->n * sizeof(*v));
+	if (!v)
+		return;
+	for (i = 0; i < l->n; i++)
+		if (on_root_controller(e, l->v[i].syspath))
+			v[k++] = l->v[i];
+	if (!k) {
+		log_notice("root path %s: no controller at %s (a disk moved, or another machine's "
+			   "image): the order is unchanged", e->root_path, e->root_pci);
+		free(v);
+		return;
+	}
+	for (i = 0; i < l->n; i++)
+		if (!on_root_controller(e, l->v[i].syspath))
+			v[k++] = l->v[i];
+	memcpy(l->v, v, l->n * sizeof(*v));
+	free(v);
+}
+
+/*
+ * Step 2: the call's work is done.  Decided under the engine lock, against
+ * abandon_locked(): an abandoned call stops here; a stop request seals the
+ * node unpublished; otherwise its children are registered and put into the
+ * order right after it, and it is ready to publish at its turn.  Then the
+ * children are described and spawned (whatever their place in the order).
+ */
+static void call_ready(struct udev *udev, struct ap_node *n)
+{
+	struct ap_engine *e = n->e;
+	struct ap_node *after = n;
+	size_t i;
+
+	if (n->discovery)
+		root_first_sort(e, &n->found);
 	n->children = calloc(n->found.n ? n->found.n : 1, sizeof(*n->children));
-	if (!n->children) {
+	n->t_sync0 = ap_now_ns();
+	pthread_mutex_lock(&e->lock);
+	if (n->abandoned) {
+		n->sync_result = -1;
+		pthread_mutex_unlock(&e->lock);
 		ap_found_list_free(&n->found);
 		return;
 	}
-	pthread_mutex_lock(&e->lock);
-	for (i = 0; i < n->found.n; i++) {
+	n->at_sync = true;
+	if (e->stopping) {
+		n->stopped = true;
+		n->sync_result = -1;
+		seal_locked(e, n);
+		pthread_mutex_unlock(&e->lock);
+		ap_found_list_free(&n->found);
+		return;
+	}
+	for (i = 0; n->children && i < n->found.n; i++) {
 		struct ap_node *c = node_register_locked(e, n->found.v[i].syspath,
 							 n->found.v[i].kind, n);
 
-		if (c)
-			n->children[n->n_children++] = c;
+		if (!c) {
+			/* known: keep the order a function of the tree, not of timing */
+			c = node_find_locked(e, n->found.v[i].syspath);
+			if (c && c->parent && c->parent != n && !c->hotplug &&
+			    order_before_locked(n, c->parent))
+				after = order_adopt_locked(e, n, after, c);
+			continue;
+		}
+		n->children[n->n_children++] = c;
+		order_insert_locked(e, after, c);
+		after = c;
 	}
+	n->sync_result = 1;
+	n->ready = true;
 	pthread_mutex_unlock(&e->lock);
+	ap_found_list_free(&n->found);
+
 	for (i = 0; i < n->n_children; i++) {
 		struct udev_device *d = udev_device_new_from_syspath(udev, n->children[i]->syspath);
 
@@ -589,43 +888,73 @@ static void adopt_children(struct udev *udev, struct ap_node *n)
 			udev_device_unref(d);
 		}
 	}
-	ap_found_list_free(&n->found);
+	spawn_children(e, n);
 }
 
-/* ------------------------------------------------------------- the calls */
+static void print_new_links(struct ap_engine *e);
 
 /*
- * Step 2.  Returns true when the call may publish; false when it was
- * abandoned before it got here (decided under the engine lock, against
- * abandon_locked()).  Idempotent.
+ * Publish @n at its turn: its links (block devices); nothing for the
+ * others.  @own: in its own call.  Otherwise its call has returned, and
+ * the trace gets nothing: a phase outside the call's run would be drawn
+ * on a track another call may be using, and a mark per device would
+ * crowd the plot (the manifest has the times: sync_ms, sync_wait_ms).
  */
-static bool sync_own_cookie(struct ap_node *n)
+static void publish(struct ap_engine *e, struct ap_node *n, bool own)
 {
-	struct ap_engine *e = n->e;
+	uint64_t t0;
 
-	if (n->sync_result)
-		return n->sync_result > 0;
-	n->t_sync0 = ap_now_ns();
-	pthread_mutex_lock(&e->lock);
-	if (!n->abandoned)
-		n->at_sync = true;
-	if (e->stopping && !n->abandoned)
-		n->stopped = true;
-	n->sync_result = n->abandoned || n->stopped ? -1 : 1;
-	pthread_mutex_unlock(&e->lock);
-	if (n->sync_result < 0)
-		return false;
-	async_synchronize_cookie(n->cookie);
 	n->t_sync1 = ap_now_ns();
-	ap_trace_phase(n->cookie, "sync", n->t_sync0, n->t_sync1);
-	/* every lower cookie is done: a stop seen now keeps the tree a prefix */
+	if (own)
+		ap_trace_phase(n->call, "sync", n->t_sync0, n->t_sync1);
+	if (e->links && n->devname &&
+	    (n->kind == AP_KIND_DISK || n->kind == AP_KIND_PARTITION)) {
+		t0 = ap_now_ns();
+		n->links_failed = ap_links_publish(e->links, n->cookie, n->devname,
+						   n->kind == AP_KIND_PARTITION && n->parent
+						   ? n->parent->devname : NULL, &n->names);
+		if (own)
+			ap_trace_phase(n->call, "links", t0, ap_now_ns());
+		print_new_links(e);
+		pthread_mutex_lock(&e->lock);
+		e->publish_seq++;
+		pthread_cond_broadcast(&e->cond);
+		pthread_mutex_unlock(&e->lock);
+	}
+	ap_namelist_free(&n->names);
+}
+
+/*
+ * Publish what can be: while the frontier (the first node not sealed) is
+ * ready, publish it and seal it.  Called by every thread that may have
+ * made the frontier ready or sealed a node; one of them publishes at a
+ * time (pumping), the others leave it to that one, which looks again
+ * after each node.  No thread ever waits for its turn.  After a stop
+ * request the nodes are sealed unpublished: the links made stay a prefix
+ * of the order.  @self: the node whose call this is, or NULL.
+ */
+static void pump(struct ap_engine *e, struct ap_node *self)
+{
 	pthread_mutex_lock(&e->lock);
-	if (e->stopping) {
-		n->stopped = true;
-		n->sync_result = -1;
+	while (!e->pumping && e->frontier && e->frontier->ready) {
+		struct ap_node *n = e->frontier;
+		bool stopping = e->stopping;
+
+		e->pumping = true;
+		if (stopping) {
+			n->stopped = true;
+			n->sync_result = -1;
+		}
+		pthread_mutex_unlock(&e->lock);
+		if (!stopping)
+			publish(e, n, n == self);
+		else
+			ap_namelist_free(&n->names);
+		pthread_mutex_lock(&e->lock);
+		e->pumping = false;
+		seal_locked(e, n);
 	}
 	pthread_mutex_unlock(&e->lock);
-	return n->sync_result > 0;
 }
 
 static void load_modules(struct ap_node *n, const char *who)
@@ -638,7 +967,7 @@ static void load_modules(struct ap_node *n, const char *who)
 	node_step(n, "loading its driver");
 	t0 = ap_now_ns();
 	n->mod_failed += ap_modules_load_alias(e->mods, n->modalias, who, &n->loads, &n->n_loads);
-	ap_trace_phase(n->cookie, "modprobe", t0, ap_now_ns());
+	ap_trace_phase(n->call, "modprobe", t0, ap_now_ns());
 }
 
 static bool any_module_ok(const struct ap_node *n)
@@ -701,7 +1030,7 @@ static void run_controller(struct ap_node *n, struct udev *udev)
 			if (ap_monitor_wait(n->e->mon, pred_has_child, &w, timeout) < 0)
 				log_warning("%s: no SCSI device after %u ms", n->sysname, timeout);
 		}
-		ap_trace_phase(n->cookie, "wait", t0, ap_now_ns());
+		ap_trace_phase(n->call, "wait", t0, ap_now_ns());
 	}
 	if (n->e->modules_on)
 		ap_modules_note_unbound(n->e->mods, n->modalias, n->sysname, n->syspath, n->driver,
@@ -738,7 +1067,7 @@ static void run_scsi(struct ap_node *n, struct udev *udev)
 				    ap_cfg.device_timeout_ms);
 			node_fail(n, -ETIMEDOUT, "no block device");
 		}
-		ap_trace_phase(n->cookie, "wait", t0, ap_now_ns());
+		ap_trace_phase(n->call, "wait", t0, ap_now_ns());
 	}
 	d = udev_device_new_from_syspath(udev, n->syspath);
 	if (d) {
@@ -774,7 +1103,6 @@ static void print_new_links(struct ap_engine *e)
 static void run_block(struct ap_node *n, struct udev *udev)
 {
 	struct ap_engine *e = n->e;
-	struct ap_namelist names = {};
 	struct udev_device *d;
 	uint64_t t0;
 	int r;
@@ -791,17 +1119,17 @@ static void run_block(struct ap_node *n, struct udev *udev)
 	} else {
 		node_fail(n, -ENODEV, "no device node");
 	}
-	ap_trace_phase(n->cookie, "probe", t0, ap_now_ns());
+	ap_trace_phase(n->call, "probe", t0, ap_now_ns());
 
 	d = udev_device_new_from_syspath(udev, n->syspath);
 	if (d && e->links) {
-		/* Names are pure computation (and SG_IO inquiries): before the sync. */
+		/* Names are pure computation (and SG_IO inquiries): before step 2. */
 		node_step(n, "computing its names");
 		t0 = ap_now_ns();
-		r = ap_names_for_device(d, &n->fs, &names);
+		r = ap_names_for_device(d, &n->fs, &n->names);
 		if (r < 0)
 			log_warning("%s: cannot compute link names: %s", n->devname, strerror(-r));
-		ap_trace_phase(n->cookie, "names", t0, ap_now_ns());
+		ap_trace_phase(n->call, "names", t0, ap_now_ns());
 	}
 	if (n->kind == AP_KIND_DISK)
 		collect_children(udev, n);
@@ -812,25 +1140,6 @@ static void run_block(struct ap_node *n, struct udev *udev)
 		 n->fs.type ? n->fs.type : n->fs.pttype ? n->fs.pttype : "-",
 		 n->fs.label ? " label=" : "", n->fs.label ? n->fs.label : "",
 		 n->fs.uuid ? " uuid=" : "", n->fs.uuid ? n->fs.uuid : "");
-
-	if (!sync_own_cookie(n)) {
-		ap_namelist_free(&names);
-		return;
-	}
-
-	if (e->links && n->devname) {
-		t0 = ap_now_ns();
-		n->links_failed = ap_links_publish(e->links, n->cookie, n->devname,
-						   n->kind == AP_KIND_PARTITION && n->parent
-						   ? n->parent->devname : NULL, &names);
-		ap_trace_phase(n->cookie, "links", t0, ap_now_ns());
-		print_new_links(e);
-		pthread_mutex_lock(&e->lock);
-		e->publish_seq++;
-		pthread_cond_broadcast(&e->cond);
-		pthread_mutex_unlock(&e->lock);
-	}
-	ap_namelist_free(&names);
 }
 
 static void node_run(void *data, async_cookie_t cookie)
@@ -838,17 +1147,18 @@ static void node_run(void *data, async_cookie_t cookie)
 	struct ap_node *n = data;
 	struct ap_engine *e = n->e;
 	struct udev *udev;
-	size_t i;
 	char label[300];
 	bool skip;
 
 	n->t_start = ap_now_ns();
 	pthread_mutex_lock(&e->lock);
-	n->cookie = cookie;
+	n->call = cookie;
 	n->state = NODE_RUNNING;
 	n->phase = "starting";
 	n->t_progress = n->t_start;
 	skip = n->stopped = e->stopping;
+	if (skip)
+		seal_locked(e, n);
 	pthread_mutex_unlock(&e->lock);
 	if (skip)
 		goto done;
@@ -860,6 +1170,7 @@ static void node_run(void *data, async_cookie_t cookie)
 	udev = udev_new();
 	if (!udev) {
 		node_fail(n, -ENOMEM, "out of memory");
+		call_ready(NULL, n);    /* no children: udev is not used */
 	} else {
 		if (n->discovery)
 			run_discovery(n, udev);
@@ -869,9 +1180,7 @@ static void node_run(void *data, async_cookie_t cookie)
 			run_scsi(n, udev);
 		else
 			run_block(n, udev);
-		/* run_block synchronized before publishing */
-		if (sync_own_cookie(n))
-			adopt_children(udev, n);
+		call_ready(udev, n);
 		udev_unref(udev);
 	}
 
@@ -892,17 +1201,15 @@ static void node_run(void *data, async_cookie_t cookie)
 	}
 	pthread_mutex_unlock(&e->lock);
 
-	/* Rule (ii): children are spawned last, in topological order. */
-	for (i = 0; i < n->n_children; i++)
-		ap_spawn(e, n->children[i]);
-
 done:
+	/* its own turn may have come, or it was the one the frontier waited for */
+	pump(e, n);
 	n->t_end = ap_now_ns();
 	pthread_mutex_lock(&e->lock);
 	n->state = NODE_DONE;
 	n->phase = NULL;
-	e->done++;
-	e->pending--;
+	if (!e->parallel)
+		e->in_flight--;
 	pthread_cond_broadcast(&e->cond);
 	pthread_mutex_unlock(&e->lock);
 	progress_update(e, n);
@@ -984,8 +1291,10 @@ static void hotplug_one(struct ap_engine *e, const char *syspath)
 		goto out;
 	}
 	n = node_register_locked(e, syspath, kind, parent);
-	if (n)
+	if (n) {
 		n->hotplug = true;
+		order_insert_locked(e, NULL, n);        /* at the end: its number depends on timing */
+	}
 	pthread_mutex_unlock(&e->lock);
 	if (n) {
 		node_describe(n, d);
@@ -1057,7 +1366,7 @@ static void coldplug_complete(struct ap_engine *e)
 /* Give up on a hung call (engine lock held).  See "A call that hangs". */
 static void abandon_locked(struct ap_engine *e, struct ap_node *n, uint64_t now)
 {
-	int r = async_abandon(n->cookie);
+	int r = async_abandon(n->call);
 
 	if (r < 0) {
 		/* -ENOENT: it has just returned; -EAGAIN cannot be (it runs) */
@@ -1067,15 +1376,16 @@ static void abandon_locked(struct ap_engine *e, struct ap_node *n, uint64_t now)
 	}
 	n->abandoned = true;
 	n->t_abandoned = now;
-	e->pending--;
+	if (!e->parallel)
+		e->in_flight--; /* the next call may run */
 	e->n_abandoned++;
 	e->abandoned_running++;
 	log_error("%s: abandoned, no answer after %.1f s %s (--device-timeout %u ms + %u ms); "
 		  "its call keeps running but publishes nothing, later devices go on",
 		  node_label(n), ap_ms_between(n->t_progress, now) / 1000.0,
 		  n->phase ? n->phase : "", ap_cfg.device_timeout_ms, AP_HANG_SLACK_MS);
-	ap_trace_mark(n->cookie, "abandoned", now);
-	pthread_cond_broadcast(&e->cond);
+	ap_trace_mark(n->call, "abandoned", now);
+	seal_locked(e, n);      /* later nodes go on; the caller pumps */
 }
 
 /* Abandon every call stuck in one step for too long (engine lock held). */
@@ -1115,14 +1425,16 @@ static void stop_if_requested_locked(struct ap_engine *e)
 		struct ap_node *n = e->nodes[i];
 
 		if ((n->state != NODE_RUNNING && n->state != NODE_COLLECTED) || n->at_sync ||
-		    n->abandoned || async_abandon(n->cookie) < 0)
+		    n->abandoned || async_abandon(n->call) < 0)
 			continue;
 		n->abandoned = n->stopped = true;
 		n->t_abandoned = now;
-		e->pending--;
+		if (!e->parallel)
+			e->in_flight--;
 		e->abandoned_running++;
+		seal_locked(e, n);
 		n_busy++;
-		ap_trace_mark(n->cookie, "stopped", now);
+		ap_trace_mark(n->call, "stopped", now);
 	}
 	log_notice("stopping on %s: %u call%s in progress left unfinished, no further device "
 		   "is probed or published", stop_signal() == SIGINT ? "SIGINT" : "SIGTERM",
@@ -1145,6 +1457,7 @@ static void settle(struct ap_engine *e, bool (*until)(struct ap_engine *, const 
 		pthread_mutex_lock(&e->lock);
 		stop_if_requested_locked(e);
 		pthread_mutex_unlock(&e->lock);
+		pump(e, NULL);  /* abandoned or stopped nodes may have let the frontier on */
 		drain(e);
 		pthread_mutex_lock(&e->lock);
 		idle = e->pending == 0 && !e->fifo_head;
@@ -1161,7 +1474,7 @@ static void settle(struct ap_engine *e, bool (*until)(struct ap_engine *, const 
 		if (idle)
 			return;
 		pthread_mutex_lock(&e->lock);
-		while (e->pending > 0 && !e->fifo_head) {
+		while (e->pending > 0 && !(e->fifo_head && !e->in_flight)) {
 			uint64_t seq = e->publish_seq;
 			unsigned int pend = e->pending;
 			uint64_t now = ap_now_ns(), wake = now + AP_HANG_CHECK_MS * 1000000ULL;
@@ -1175,6 +1488,8 @@ static void settle(struct ap_engine *e, bool (*until)(struct ap_engine *, const 
 			pthread_cond_timedwait(&e->cond, &e->lock, &ts);
 			stop_if_requested_locked(e);
 			abandon_hung_locked(e);
+			if (e->frontier && e->frontier->ready && !e->pumping)
+				break;  /* to pump */
 			if (until && (e->publish_seq != seq || e->pending != pend))
 				break;
 		}
@@ -1214,9 +1529,10 @@ int ap_engine_start(struct ap_engine **ret)
 	/*
 	 * Both modes run calls on worker threads, so the top level stays free
 	 * to abandon a hung one; sequentially on a single worker, one call at
-	 * a time, with rule (iii).  What the library does, not what was asked,
-	 * decides: if it runs calls inline anyway (built without threads),
-	 * rule (iii) applies and nothing can be abandoned.
+	 * a time, popped from the stack in depth-first order.  What the
+	 * library does, not what was asked, decides: if it runs calls inline
+	 * anyway (built without threads), the stack is used and nothing can
+	 * be abandoned.
 	 */
 	async_set_enabled(true);
 	e->on_worker = async_get_enabled();
@@ -1225,6 +1541,7 @@ int ap_engine_start(struct ap_engine **ret)
 		log_info("fastboot requested, but libasync runs calls synchronously");
 	if (!e->on_worker)
 		async_set_enabled(false);
+	root_first_setup(e);
 	async_set_max_threads(!e->parallel ? 1 : ap_cfg.max_threads ? ap_cfg.max_threads
 								    : AP_DEFAULT_MAX_THREADS);
 	if (ap_cfg.trace_file || ap_cfg.plot_file)
@@ -1273,8 +1590,10 @@ int ap_engine_start(struct ap_engine **ret)
 
 	pthread_mutex_lock(&e->lock);
 	disc = node_register_locked(e, "", AP_KIND_NONE, NULL);
-	if (disc)
+	if (disc) {
 		*path_slot_locked(e, "") = NULL;   /* out of the index; the only node, no chain broken */
+		order_insert_locked(e, NULL, disc);     /* the head of the order: cookie 1 */
+	}
 	pthread_mutex_unlock(&e->lock);
 	if (!disc) {
 		ap_engine_free(e);
@@ -1283,7 +1602,7 @@ int ap_engine_start(struct ap_engine **ret)
 	free(disc->syspath);
 	disc->syspath = NULL;   /* never matches a device */
 	disc->discovery = true;
-	ap_spawn(e, disc);      /* rule (i): cookie 1 */
+	ap_spawn(e, disc);
 
 	/* Sequentially, everything runs here; concurrently, this returns at once. */
 	if (!e->parallel)
@@ -1403,6 +1722,7 @@ static int engine_snapshot(struct ap_engine *e, struct ap_manifest *m,
 			.error = n->error, .error_what = n->error_what, .links_failed = n->links_failed,
 			.t_spawn = n->t_spawn, .t_start = n->t_start, .t_sync0 = n->t_sync0,
 			.t_sync1 = n->t_sync1, .t_end = n->t_end, .t_abandoned = n->t_abandoned,
+			.call = n->call,
 		};
 	}
 	m->n_nodes = e->n_nodes;
@@ -1485,6 +1805,15 @@ int ap_engine_finish(struct ap_engine *e)
 		if (r < 0)
 			log_error("cannot write plot %s: %s", ap_cfg.plot_file, strerror(-r));
 	}
+	if (e->root_path && e->links && !ap_cfg.dry_run && !e->stopping) {
+		char rp[PATH_MAX];
+		struct stat st;
+
+		snprintf(rp, sizeof(rp), "%s/disk/by-path/%s", ap_cfg.dev_dir, e->root_path);
+		if (lstat(rp, &st) < 0)
+			log_notice("root path %s: no device has this by-path name (a disk moved?); "
+				   "it changed only the order", e->root_path);
+	}
 	if (c.abandoned)
 		log_error("%u device%s abandoned (no answer within --device-timeout)", c.abandoned,
 			  c.abandoned == 1 ? "" : "s");
@@ -1531,6 +1860,7 @@ struct ap_engine *ap_engine_free(struct ap_engine *e)
 	ap_modules_free(e->mods);
 	ap_links_free(e->links);
 	free(e->cmdline);
+	free(e->root_path);
 	pthread_cond_destroy(&e->cond);
 	pthread_mutex_destroy(&e->lock);
 	pthread_mutex_destroy(&e->out_lock);

@@ -2,9 +2,10 @@
 /*
  * The link registry: who owns each /dev/disk link, and the links on disk.
  *
- * Claims arrive in cookie order (each caller synchronized on its cookie
- * first), so "first claimant keeps the link" is the same on every boot and
- * in every mode.  The one exception is a partition claiming a link its own
+ * Claims arrive in cookie order (the engine publishes one device at a
+ * time, in its depth-first publication order, and the cookie is the place
+ * in that order), so "first claimant keeps the link" is the same on every
+ * boot and in every mode.  The one exception is a partition claiming a link its own
  * whole disk holds (a hybrid ISO's label is on both): the partition takes
  * it, as udev's partition-runs-last outcome gives users.
  *

@@ -146,16 +146,16 @@ static void json_time(FILE *f, const struct ap_manifest *m, const struct ap_mani
 	}
 	if (n->abandoned) {
 		/* the other times are its running call's */
-		fprintf(f, ",\"time\":{\"spawn_ms\":%.3f,\"start_ms\":%.3f,\"abandoned_ms\":%.3f}",
-			ap_ms_between(m->t0, n->t_spawn), ap_ms_between(m->t0, n->t_start),
-			ap_ms_between(m->t0, n->t_abandoned));
+		fprintf(f, ",\"time\":{\"spawn_ms\":%.3f,\"start_ms\":%.3f,\"abandoned_ms\":%.3f,"
+			"\"call\":%llu}", ap_ms_between(m->t0, n->t_spawn),
+			ap_ms_between(m->t0, n->t_start), ap_ms_between(m->t0, n->t_abandoned), n->call);
 		return;
 	}
 	fprintf(f, ",\"time\":{\"spawn_ms\":%.3f,\"start_ms\":%.3f,\"sync_ms\":%.3f,"
-		"\"end_ms\":%.3f,\"sync_wait_ms\":%.3f}",
+		"\"end_ms\":%.3f,\"sync_wait_ms\":%.3f,\"call\":%llu}",
 		ap_ms_between(m->t0, n->t_spawn), ap_ms_between(m->t0, n->t_start),
 		ap_ms_between(m->t0, n->t_sync0), ap_ms_between(m->t0, n->t_end),
-		ap_ms_between(n->t_sync0, n->t_sync1));
+		ap_ms_between(n->t_sync0, n->t_sync1), n->call);
 }
 
 /* The top-level arrays: "  \"name\": [", an entry a line, "\n  ],". */

@@ -36,6 +36,7 @@ struct ap_manifest_node {
 	const char *error_what;
 	int links_failed;
 	uint64_t t_spawn, t_start, t_sync0, t_sync1, t_end, t_abandoned;     /* ap_now_ns() */
+	unsigned long long call;        /* libasync's cookie of its call (names it in the trace) */
 };
 
 /* The figures of the summary and of the exit status. */

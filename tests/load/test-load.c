@@ -205,8 +205,9 @@ int main(int argc, char **argv)
 		max_calls = 100;
 	calls = calloc(max_calls, sizeof(*calls));
 	if (!calls) {
-		printf("1..0 # SKIP cannot allocate %zu call records\n", max_calls);
-		return 77;
+		/* a TAP skip: exit status 77 would be an ERROR under the TAP driver */
+		printf("1..0 # SKIP not enough memory for %zu call records\n", max_calls);
+		return 0;
 	}
 	printf("1..7\n");
 	printf("# %zu calls, seed %u, ASYNC_CHAOS=%s\n", max_calls, rnd,

@@ -18,10 +18,17 @@ log=$VM_OUT/faildrivers.log
 vm_boot faildrivers "$VM_INITRD_AP" "root=UUID=$VM_ROOT_UUID modprobe.blacklist=nvme fastboot quiet aptest.dump"
 vm_check_root "$log"; vm_ok $? "reaches the root's init with sym53c8xx failing and nvme blacklisted"
 grep -E 'asyncprobe.*: module sym53c8xx (failed|.*install)' "$log" | vm_diag
-grep -qE 'asyncprobe.*[0-9a-f:.]+.*: module sym53c8xx .*fail' "$log"
-vm_ok $? "the failed insertion is logged with the controller and the module"
-grep -qE 'asyncprobe.*[0-9a-f:.]+.*: module nvme is blacklisted' "$log"
-vm_ok $? "the blacklisted module is logged with the controller"
+# One line each, naming the controller by its PCI address
+# (domain:bus:slot.function) right before the module.
+pci='[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]'
+lsi=$(grep -oE "asyncprobe(\[1\])?: (error: )?$pci: module sym53c8xx failed to load" "$log" | head -1 |
+	grep -oE "$pci")
+[ -n "$lsi" ]
+vm_ok $? "the failed insertion is logged with the controller and the module (${lsi:-no line})"
+nvme=$(grep -oE "asyncprobe(\[1\])?: (notice: )?$pci: module nvme is blacklisted" "$log" | head -1 |
+	grep -oE "$pci")
+[ -n "$nvme" ] && [ "$nvme" != "$lsi" ]
+vm_ok $? "the blacklisted module is logged with the controller (${nvme:-no line}, not the LSI's ${lsi:-?})"
 vm_links "$log" >"$log.links"
 n=$(grep -cE ' SER:AP-(NVME|LSI)' "$log.links")
 vm_ok "$([ "$n" -eq 0 ]; echo $?)" "no links to the NVMe and LSI disks ($n)"
@@ -36,7 +43,10 @@ echo "$summary" | vm_diag
 echo "$summary" | grep -qE ' [1-9][0-9]* failed, .*degraded'
 vm_ok $? "the summary counts the failed module and says degraded"
 vm_extract "$log" manifest.json "$log.json"
-grep -q '"sym53c8xx"' "$log.json" 2>/dev/null && grep -q '"failed"' "$log.json" &&
-	grep -q '"blacklisted"' "$log.json"
-vm_ok $? "the JSON manifest lists the failed and the blacklisted module"
+# each on one record, for the controller the log named
+grep -qE "\"device\":\"$lsi\",.*\"module\":\"sym53c8xx\",\"result\":\"failed\"" "$log.json" 2>/dev/null &&
+	grep -qE "\"device\":\"$nvme\",.*\"module\":\"nvme\",\"result\":\"blacklisted\"" "$log.json"
+st=$?
+[ "$st" = 0 ] || grep -E '"module":"(sym53c8xx|nvme)"' "$log.json" 2>/dev/null | head -4 | vm_diag
+vm_ok $st "the JSON manifest lists sym53c8xx failed and nvme blacklisted, each for its controller"
 exit 0

@@ -5,9 +5,13 @@
 # both reach the root file system's init, see the same /dev/disk links
 # (each name and the physical disk behind it, by serial), the links the
 # disks' labels call for, and asyncprobe's log, trace and plot in /run.
+# A third boot, fastboot with asyncprobe.root_path= naming the root
+# partition's by-path link (as the first fastboot boot made it): root
+# first - the root's AHCI controller is cookie 2 and its subtree publishes
+# before every other controller's - with the same links.
 . "$top_srcdir/tests/vm/lib.sh"
 vm_setup
-vm_plan 7
+vm_plan 10
 vm_initrd_asyncprobe || vm_bail "building the initramfs failed"
 vm_devices matrix
 root="root=PARTUUID=$VM_ROOT_PARTUUID quiet"
@@ -57,5 +61,41 @@ if vm_extract "$VM_OUT/matrix-fast.log" plot.svg "$VM_OUT/matrix-fast.svg"; then
 fi
 vm_ok $ok "/run/asyncprobe holds the run's manifest.json, trace.json and plot.svg"
 
-echo "# time to root init: sequential $(vm_uptime "$VM_OUT/matrix-seq.log" || echo -) s, fastboot $(vm_uptime "$VM_OUT/matrix-fast.log" || echo -) s (uptime, TCG)"
+# Root first, with the by-path name the fastboot boot gave the root partition.
+root_ident=$(awk '$1 == "@@AP" && $2 == "root" { print $4; exit }' "$VM_OUT/matrix-fast.log")
+root_bypath=$(awk -v id="$root_ident" '$2 == id && $1 ~ /^by-path\/pci-/ { sub(/^by-path\//, "", $1); print $1; exit }' \
+	"$VM_OUT/matrix-fast.links")
+root_pci=$(printf '%s\n' "$root_bypath" | sed -n 's/^pci-\([0-9a-f:.]\{12\}\).*$/\1/p')
+vm_boot matrix-rootfirst "$VM_INITRD_AP" "$root fastboot aptest.dump asyncprobe.root_path=$root_bypath"
+vm_check_root "$VM_OUT/matrix-rootfirst.log"
+vm_ok $? "fastboot with asyncprobe.root_path=$root_bypath reaches the root's init"
+vm_links "$VM_OUT/matrix-rootfirst.log" >"$VM_OUT/matrix-rootfirst.links"
+cmp -s "$VM_OUT/matrix-seq.links" "$VM_OUT/matrix-rootfirst.links"
+vm_ok $? "root first: the same $(wc -l <"$VM_OUT/matrix-rootfirst.links") links as the sequential boot"
+ok=1
+if [ -n "$root_bypath" ] && vm_extract "$VM_OUT/matrix-rootfirst.log" manifest.json "$VM_OUT/matrix-rootfirst.json"; then
+	python3 - "$VM_OUT/matrix-rootfirst.json" "$root_pci" <<'EOF_PY' | vm_diag
+import json, sys
+m = json.load(open(sys.argv[1]))
+pci = sys.argv[2]
+ctl = sorted(m["controllers"], key=lambda c: c["cookie"])
+first = ctl[0]
+root_ctl = [c["cookie"] for c in ctl if c["name"] == pci]
+others = [c["cookie"] for c in ctl if c["name"] != pci and c["syspath"].find("/" + pci) < 0]
+print("root first: controller %s is cookie %d; the others from cookie %s" % (first["name"], first["cookie"], min(others) if others else "-"))
+def pub(d):
+    t = d.get("time", {})
+    return t.get("sync_ms", 0) + t.get("sync_wait_ms", 0)
+for c in ctl:
+    print("controller %-14s cookie %2d driver %-12s ready at %6.0f ms" % (c["name"], c["cookie"], c.get("driver"), c.get("time", {}).get("sync_ms", 0)))
+for d in sorted(m["devices"], key=lambda d: d["cookie"]):
+    print("%-9s %-10s cookie %2d probed from %6.0f ms, published at %6.0f ms" % (d["kind"], d["name"], d["cookie"], d.get("time", {}).get("start_ms", 0), pub(d)))
+ok = first["name"] == pci and first["cookie"] == 2 and root_ctl == [2] and others and min(others) > 2
+sys.exit(0 if ok else 1)
+EOF_PY
+	ok=${PIPESTATUS[0]}
+fi
+vm_ok "$ok" "root first: the root's controller ${root_pci:-?} is cookie 2, every other controller after its subtree"
+
+echo "# time to root init: sequential $(vm_uptime "$VM_OUT/matrix-seq.log" || echo -) s, fastboot $(vm_uptime "$VM_OUT/matrix-fast.log" || echo -) s, root first $(vm_uptime "$VM_OUT/matrix-rootfirst.log" || echo -) s (uptime, TCG)"
 exit 0

@@ -21,7 +21,11 @@ else
 fi
 vm_reached_root "$log"
 vm_ok "$([ $? -ne 0 ]; echo $?)" "no root init ran"
-if vm_after_init "$log" | grep -v "Kernel command line" | grep -q "$missing"; then
+# The diagnosis itself ("cannot boot: the root device /dev/disk/by-uuid/...
+# did not appear ..."), not the "waiting for root=UUID=..." notice every
+# boot prints, nor the kernel's echo of the command line.
+if vm_after_init "$log" | grep -v "Kernel command line" |
+	grep -qE "asyncprobe(\[1\])?: cannot boot: .*/dev/disk/by-uuid/$missing"; then
 	vm_ok 0 "the diagnosis names the missing root"
 else
 	vm_after_init "$log" | tail -15 | vm_diag

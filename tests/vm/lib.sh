@@ -459,7 +459,7 @@ vm_scale_sd() {
 # "vm_initrd_asyncprobe -m scsi_debug": scsi_debug is loaded before the run
 # (asyncprobe.modules=), the root's init prints only the "@@AP scale" lines
 # (aptest.scale).  rootwait: the root partition's links come after every
-# scsi_debug disk's in cookie order (breadth first), which can take longer
+# scsi_debug disk's in cookie order when their host comes first, which can take longer
 # than the default 30 s root timeout.
 vm_scale_cmdline_ap() {
 	echo "root=UUID=$VM_ROOT_UUID rootwait quiet fastboot aptest.scale asyncprobe.modules=scsi_debug $(vm_scale_sd "$1")"
