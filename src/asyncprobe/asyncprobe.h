@@ -28,8 +28,11 @@
  *   trace-chrome.c trace.h: Chrome trace JSON
  *   trace-svg.c    trace.h: SVG plot
  *   cmdline.c      cmdline.h: kernel command line parsing
- *   init.c         init.h: PID 1: mounts, root wait, switch_root, rescue
- *   notify.c       sd_notify
+ *   init.c         init.h: PID 1 and the initrd unit: the boot; its steps in
+ *                  init-bootparams.c, init-mounts.c, init-root.c,
+ *                  init-switch.c, init-rescue.c (init-internal.h, private)
+ *   stop.c         stop.h: SIGINT/SIGTERM as a stop request (cli, unit)
+ *   notify.c       notify.h: sd_notify
  */
 #ifndef ASYNCPROBE_H
 #define ASYNCPROBE_H

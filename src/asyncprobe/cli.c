@@ -19,6 +19,7 @@
 #include "engine.h"
 #include "init.h"
 #include "names.h"
+#include "stop.h"
 
 static void usage(FILE *f)
 {
@@ -409,33 +410,8 @@ static int resolve_aliases(const char **aliases, size_t n)
  * request"): no further device is probed or published, a device already
  * publishing finishes its links (each is renamed into place, so none is
  * left half made), and the run ends with 128 + the signal; a second one
- * ends it at once.
+ * ends it at once (stop.c).
  */
-/* a lock-free atomic: the handler can run on any thread (engine.c) */
-static int cli_signal;
-
-static void on_stop_signal(int sig)
-{
-	int expected = 0;
-
-	if (!__atomic_compare_exchange_n(&cli_signal, &expected, sig, false,
-					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
-		signal(sig, SIG_DFL);
-		raise(sig);
-		return;
-	}
-	ap_engine_request_stop(sig);
-}
-
-static void catch_stop_signals(void)
-{
-	struct sigaction sa = { .sa_handler = on_stop_signal, .sa_flags = SA_RESTART };
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-}
-
 int main(int argc, char **argv)
 {
 	struct ap_engine *e = NULL;
@@ -485,7 +461,7 @@ int main(int argc, char **argv)
 		return AP_EXIT_CONFIG;
 	}
 
-	catch_stop_signals();
+	ap_stop_catch(ap_engine_request_stop);
 	r = ap_engine_start(&e);
 	if (r < 0) {
 		ap_log_close();
@@ -493,7 +469,7 @@ int main(int argc, char **argv)
 	}
 	r = ap_engine_finish(e);
 	ap_engine_free(e);
-	sig = __atomic_load_n(&cli_signal, __ATOMIC_SEQ_CST);
+	sig = ap_stop_signal();
 	if (sig && r != 128 + sig) {
 		/* it came after the engine's last look: the run was complete */
 		log_notice("stopped on %s after the run was complete",

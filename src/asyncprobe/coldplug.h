@@ -191,6 +191,21 @@ int ap_modules_load_alias(struct ap_modules *m, const char *modalias, const char
 			  struct ap_modload **loads, size_t *n_loads);
 
 /*
+ * Load @name, a module name or an alias (fs-ext4), as
+ * ap_modules_load_alias() does, for a caller that keeps no results (PID 1:
+ * the modules of the kernel command line, file system drivers).  @who
+ * says what it is for in messages.  When nothing provides @name it warns,
+ * unless @quiet_missing.  Returns 0, -ENOENT when nothing provides it, or
+ * -EIO when a module failed (a message said which).  @device: @name is
+ * a device driver (the kernel command line's modules), inserted like a
+ * controller's own driver, without async_probe; else (file systems,
+ * character sets) every module is inserted with async_probe, so a hung
+ * disk's asynchronous probe cannot hold PID 1 in the insertion.
+ */
+int ap_modules_load_name(struct ap_modules *m, const char *name, const char *who,
+			 bool quiet_missing, bool device);
+
+/*
  * After a controller's modules were loaded: when it has no driver
  * (@driver NULL), is a storage device (ap_modalias_is_storage()) and its
  * modalias resolved to no module at all (no entry in *loads), say so
@@ -249,5 +264,8 @@ int ap_modules_show(struct ap_modules *m, const char *modalias, FILE *out);
  * 1 when nothing, negative errno on failure (also stored in fs->error).
  */
 int ap_probe_device(const char *devnode, struct ap_fsinfo *fs);
+
+/* The file system type ap_probe_device() finds on @devnode (malloc'ed), or NULL. */
+char *ap_probe_fstype(const char *devnode);
 
 #endif

@@ -820,8 +820,22 @@ static struct ap_modload *loads_add(struct ap_modload **loads, size_t *n, const 
 	return &v[(*n)++];
 }
 
+static int load_alias(struct ap_modules *m, const char *modalias, const char *who,
+		      struct ap_modload **loads, size_t *n_loads, bool device);
+
 int ap_modules_load_alias(struct ap_modules *m, const char *modalias, const char *who,
 			  struct ap_modload **loads, size_t *n_loads)
+{
+	return load_alias(m, modalias, who, loads, n_loads, true);
+}
+
+/*
+ * @device: @modalias is a device's, and the module it resolves to is that
+ * device's driver, which keeps its probe synchronous (see the top); else
+ * (a file system, a character set) every module gets async_probe.
+ */
+static int load_alias(struct ap_modules *m, const char *modalias, const char *who,
+		      struct ap_modload **loads, size_t *n_loads, bool device)
 {
 	struct kmod_list *list = NULL, *l;
 	struct plan *plans = NULL;
@@ -921,7 +935,7 @@ int ap_modules_load_alias(struct ap_modules *m, const char *modalias, const char
 					continue;
 				/* a controller's own driver keeps its probe synchronous (see the top) */
 				r = action_run(m, &p->v[j], &ins,
-					       strcmp(p->v[j].name, ld->module) == 0 &&
+					       device && strcmp(p->v[j].name, ld->module) == 0 &&
 					       strncmp(modalias, "scsi:", 5) != 0);
 				if (ins && strcmp(p->v[j].name, ld->module) == 0)
 					ld->inserted = true;
@@ -958,6 +972,22 @@ int ap_modules_load_alias(struct ap_modules *m, const char *modalias, const char
 	pthread_mutex_unlock(&m->lock);
 	free(plans);
 	return failed;
+}
+
+int ap_modules_load_name(struct ap_modules *m, const char *name, const char *who,
+			 bool quiet_missing, bool device)
+{
+	struct ap_modload *loads = NULL;
+	size_t n = 0, i;
+	int failed;
+
+	failed = load_alias(m, name, who, &loads, &n, device);
+	if (n == 0 && failed == 0 && !quiet_missing)
+		log_warning("%s: no module provides %s", who, name);
+	for (i = 0; i < n; i++)
+		ap_modload_clear(&loads[i]);
+	free(loads);
+	return failed ? -EIO : n ? 0 : -ENOENT;
 }
 
 int ap_modules_note_unbound(struct ap_modules *m, const char *modalias, const char *who,

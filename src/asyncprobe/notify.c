@@ -27,7 +27,7 @@
 #endif
 
 #include "asyncprobe.h"
-#include "init.h"
+#include "notify.h"
 
 int ap_notify_socket(const char *socket_path, const char *state)
 {

@@ -80,3 +80,15 @@ out:
 	blkid_free_probe(pr);
 	return r;
 }
+
+char *ap_probe_fstype(const char *devnode)
+{
+	struct ap_fsinfo fs = { .type = NULL };
+	char *type;
+
+	ap_probe_device(devnode, &fs);
+	type = fs.type;
+	fs.type = NULL;
+	ap_fsinfo_clear(&fs);
+	return type;
+}

@@ -26,6 +26,7 @@
 
 #include "asyncprobe/asyncprobe.h"
 #include "asyncprobe/init.h"
+#include "asyncprobe/notify.h"
 
 /* The program defines it in cli.c; weak so a library definition wins. */
 __attribute__((weak)) struct ap_config ap_cfg;

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The boot parameters as init uses them: the kernel command line read and
+ * parsed (cmdline.c) and applied to ap_cfg, where options given to
+ * asyncprobe win; the run directory where init's outputs go; and the module
+ * tree init loads from (the modules the command line asks for, file
+ * system drivers), opened through modules.c with the settings the engine
+ * uses (-b, -S, --modules-dir, -C, libkmod's messages in asyncprobe's log).
+ * Theory of operation: init.c.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "asyncprobe.h"
+#include "coldplug.h"
+#include "init-internal.h"
+
+/* Opened on first use: PID 1 has one thread, the unit's main thread uses it. */
+static struct ap_modules *init_modules;
+
+const char *ap_init_run_dir(void)
+{
+	const char *d = getenv("ASYNCPROBE_RUNDIR");
+
+	return d && *d ? d : "/run/asyncprobe";
+}
+
+void ap_init_load_module(const char *name, const char *who, bool quiet_missing, bool device)
+{
+	if (!init_modules &&
+	    ap_modules_new(&init_modules, ap_cfg.basedir, ap_cfg.modules_dir, ap_cfg.kernel_version,
+			   ap_cfg.modprobe_config, false) < 0) {
+		log_warning("%s: cannot open the module index", who);
+		return;
+	}
+	ap_modules_load_name(init_modules, name, who, quiet_missing, device);
+}
+
+void ap_init_modules_close(void)
+{
+	init_modules = ap_modules_free(init_modules);
+}
+
+/*
+ * asyncprobe.modules= and rd.driver.pre=: modules the command line asks
+ * for before the run, such as drivers with no modalias (scsi_debug).
+ * libkmod adds their options from modprobe.d and from MODULE.PARAM= words
+ * of the command line.  finit_module() returns once the module's
+ * asynchronous work (a SCSI host scan) is done, so its devices are there
+ * for the engine's enumeration.
+ */
+void ap_init_load_cmdline_modules(const struct ap_bootparams *bp)
+{
+	size_t i;
+
+	if (bp->n_modules == 0 || ap_cfg.no_modules || ap_cfg.dry_run)
+		return;
+	for (i = 0; i < bp->n_modules; i++)
+		ap_init_load_module(bp->modules[i], "the kernel command line", false, true);
+}
+
+void ap_init_apply_bootparams(const struct ap_bootparams *bp, bool outputs)
+{
+	static char trace[PATH_MAX], plot[PATH_MAX], json[PATH_MAX];
+	size_t i;
+
+	ap_cfg.init_mode = true;
+	if (ap_cfg.fastboot < 0)
+		ap_cfg.fastboot = bp->fastboot;
+	if (bp->timeout_ms >= 0)
+		ap_cfg.device_timeout_ms = (unsigned int)bp->timeout_ms;
+	if (bp->threads >= 0 && ap_cfg.max_threads == 0)
+		ap_cfg.max_threads = (unsigned int)bp->threads;
+	if (bp->verbose > ap_cfg.verbose)
+		ap_cfg.verbose = bp->verbose;
+	/* off: udev decides contested links again after switch_root */
+	if (bp->udev_rules == 0 && !ap_cfg.udev_rules)
+		ap_cfg.udev_rules = "none";
+	if (outputs) {
+		snprintf(json, sizeof(json), "%s/manifest.json", ap_init_run_dir());
+		snprintf(trace, sizeof(trace), "%s/trace.json", ap_init_run_dir());
+		snprintf(plot, sizeof(plot), "%s/plot.svg", ap_init_run_dir());
+		if (!ap_cfg.json_file)
+			ap_cfg.json_file = json;
+		if (bp->trace != 0 && !ap_cfg.trace_file)
+			ap_cfg.trace_file = trace;
+		if (bp->trace != 0 && !ap_cfg.plot_file)
+			ap_cfg.plot_file = plot;
+	}
+	for (i = 0; i < bp->n_blacklist; i++)
+		log_info("modprobe.blacklist: %s", bp->blacklist[i]);
+	if (bp->root_error_msg)
+		log_error("%s", bp->root_error_msg);
+}
+
+int ap_init_load_bootparams(struct ap_bootparams *bp)
+{
+	_cleanup_free_ char *cmdline = NULL;
+	int r;
+
+	r = ap_cmdline_read(&cmdline);
+	if (r < 0) {
+		log_error("reading the kernel command line: %s", strerror(-r));
+		cmdline = NULL;
+	}
+	r = ap_bootparams_parse(cmdline ? cmdline : "", bp);
+	if (r < 0)
+		return r;
+	if (cmdline)
+		log_info("kernel command line: %s", cmdline);
+	return 0;
+}
+
