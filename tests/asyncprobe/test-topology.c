@@ -316,9 +316,24 @@ static void test_root_first(void)
 		"0000:00:03.0 virtio2 2:0:2:0 sdc 2:0:10:0 sdd 10:0:0:0 sde "
 		"0000:00:04.0 nvme0n2 nvme0n10 0000:00:10.0 3:0:0:0 "
 		"0000:00:1f.2 0:0:0:0 sda sda1 sda2 sda10 1:0:0:0 sdb";
+	/* the root on the virtio-scsi HBA's second disk (2:0:10:0, rebased on host2) */
+	static const char sdd_first[] =
+		"0000:00:03.0 virtio2 2:0:10:0 sdd 2:0:2:0 sdc 10:0:0:0 sde "
+		"0000:00:04.0 nvme0n2 nvme0n10 0000:00:10.0 3:0:0:0 "
+		"0000:00:1f.2 0:0:0:0 sda sda1 sda2 sda10 1:0:0:0 sdb";
 	static const struct {
 		const char *cmdline, *option, *mode, *chaos, *expected, *what;
 	} runs[] = {
+		{ "asyncprobe.root_path=pci-0000:00:03.0-scsi-0:0:10:0", NULL, "--no-fastboot", NULL,
+		  sdd_first, "the root on a controller's second disk: its chain first, sequential" },
+		{ "asyncprobe.root_path=pci-0000:00:03.0-scsi-0:0:10:0", NULL, "--fastboot", NULL,
+		  sdd_first, "the root on a controller's second disk: its chain first, fastboot" },
+		{ "asyncprobe.root_path=pci-0000:00:03.0-scsi-0:0:10:0", NULL, "--fastboot", "31337",
+		  sdd_first, "the root on a controller's second disk: its chain first, fastboot, chaos" },
+		{ "asyncprobe.root_path=pci-0000:00:03.0-scsi-0:0:1:0", NULL, "--fastboot", "4711",
+		  virtio_first, "a stale path on the right controller (no device 0:0:1:0): order unchanged" },
+		{ "asyncprobe.root_path=pci-0000:00:03.0-scsi-0:0:1", NULL, "--no-fastboot", NULL,
+		  virtio_first, "a name that only begins like the root's device's (0:0:1 vs 0:0:10:0) matches nothing" },
 		{ "asyncprobe.root_path=pci-0000:00:1f.2-ata-1-part1", NULL, "--no-fastboot", NULL,
 		  ahci_first, "asyncprobe.root_path= naming the AHCI disk, sequential" },
 		{ "asyncprobe.root_path=pci-0000:00:1f.2-ata-1-part1", NULL, "--fastboot", "4711",
