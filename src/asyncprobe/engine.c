@@ -54,12 +54,22 @@
  * the frontier reach it.
  *
  * Root first: when the root device's by-path name is known
- * (asyncprobe.root_path=, --root-path, or the image's record), the
- * controllers at the PCI address in it are moved to the front of the
- * discovery call's list before they are put into the order
- * (root_first_sort()), so the root's subtree publishes first and its links
- * win conflicts; the order is still a function of the tree (and that
- * name).  A name that matches no controller changes nothing; it is logged.
+ * (asyncprobe.root_path=, --root-path, or the image's record), the root's
+ * whole chain comes first.  Before a node's children are put into the
+ * order (root_first_sort()): in the discovery call's list, the
+ * controllers at the PCI address in the name move to the front; in the
+ * list of a node on that controller, the child whose by-path value (udev's
+ * path_id of a SCSI device, virtio device, disk or NVMe namespace) is the
+ * name or begins it at a '-', or the partition whose value plus "-partN"
+ * is the name, moves to the front of its siblings.  Both moves are stable,
+ * so the root's controller, device, disk and partition publish first, one
+ * after the other, and everything else keeps its order.  Since the first
+ * claimant keeps a contested link, the root's devices win every name
+ * conflict (a USB stick or a sibling disk labelled like the root cannot
+ * take its link).  The order is still a function of the tree and that name
+ * alone, the same in sequential, fastboot and chaos runs.  A name that
+ * matches no controller, or no device below it, changes nothing and is
+ * logged (at the end of the run: no device has that by-path link).
  *
  * Sequentially (no fastboot) the calls run one at a time on one worker,
  * popped by the top level from a stack (children are pushed in reverse,
