@@ -308,8 +308,9 @@ static void test_root_first(void)
 		"0000:00:1f.2 0:0:0:0 sda sda1 sda2 sda10 1:0:0:0 sdb "
 		"0000:00:03.0 virtio2 2:0:2:0 sdc 2:0:10:0 sdd 10:0:0:0 sde "
 		"0000:00:04.0 nvme0n2 nvme0n10 0000:00:10.0 3:0:0:0";
+	/* the root on namespace 10: it comes before namespace 2 */
 	static const char nvme_first[] =
-		"0000:00:04.0 nvme0n2 nvme0n10 "
+		"0000:00:04.0 nvme0n10 nvme0n2 "
 		"0000:00:03.0 virtio2 2:0:2:0 sdc 2:0:10:0 sdd 10:0:0:0 sde "
 		"0000:00:10.0 3:0:0:0 0000:00:1f.2 0:0:0:0 sda sda1 sda2 sda10 1:0:0:0 sdb";
 	static const char virtio_first[] =
