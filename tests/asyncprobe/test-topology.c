@@ -17,7 +17,8 @@
  *    device still waits for its own, but published after that subtree;
  *  - an NVMe multipath head two controllers list goes with the first;
  *  - root first: the controllers asyncprobe.root_path= (or --root-path)
- *    points at come first in the order.
+ *    points at come first in the order, and below them the root's chain
+ *    (its SCSI device and disk, its NVMe namespace) before its siblings.
  *
  * Re-executes itself under libumockdev-preload when not already there.
  * Prints TAP.
@@ -298,9 +299,13 @@ static void test_program(void)
 
 /*
  * Root first: asyncprobe.root_path= (or --root-path) names the root's
- * by-path link; the controllers at its PCI address come first, the order
- * otherwise unchanged, in every mode.  A path naming no controller (a disk
- * moved) leaves the order as it is; the command line wins over the option.
+ * by-path link; the controllers at its PCI address come first and, below
+ * them, the device on the way to the root before its siblings (the
+ * virtio-scsi HBA's second disk, NVMe namespace 10), the order otherwise
+ * unchanged, in every mode.  (The mock's ATA ports have no port_no, so its
+ * ata- names match only the controller.)  A path naming no controller or
+ * no device below it (a disk moved), or only beginning like a device's
+ * name, leaves the order as it is; the command line wins over the option.
  */
 static void test_root_first(void)
 {
