@@ -54,12 +54,22 @@
  * the frontier reach it.
  *
  * Root first: when the root device's by-path name is known
- * (asyncprobe.root_path=, --root-path, or the image's record), the
- * controllers at the PCI address in it are moved to the front of the
- * discovery call's list before they are put into the order
- * (root_first_sort()), so the root's subtree publishes first and its links
- * win conflicts; the order is still a function of the tree (and that
- * name).  A name that matches no controller changes nothing; it is logged.
+ * (asyncprobe.root_path=, --root-path, or the image's record), the root's
+ * whole chain comes first.  Before a node's children are put into the
+ * order (root_first_sort()): in the discovery call's list, the
+ * controllers at the PCI address in the name move to the front; in the
+ * list of a node on that controller, the child whose by-path value (udev's
+ * path_id of a SCSI device, virtio device, disk or NVMe namespace) is the
+ * name or begins it at a '-', or the partition whose value plus "-partN"
+ * is the name, moves to the front of its siblings.  Both moves are stable,
+ * so the root's controller, device, disk and partition publish first, one
+ * after the other, and everything else keeps its order.  Since the first
+ * claimant keeps a contested link, the root's devices win every name
+ * conflict (a USB stick or a sibling disk labelled like the root cannot
+ * take its link).  The order is still a function of the tree and that name
+ * alone, the same in sequential, fastboot and chaos runs.  A name that
+ * matches no controller, or no device below it, changes nothing and is
+ * logged (at the end of the run: no device has that by-path link).
  *
  * Sequentially (no fastboot) the calls run one at a time on one worker.
  * The top level runs next the first queued call in the order, except
@@ -132,6 +142,7 @@
 #include "coldplug.h"
 #include "engine.h"
 #include "manifest.h"
+#include "identity.h"
 #include "names.h"
 #include "trace.h"
 
@@ -1217,34 +1228,115 @@ static bool on_root_controller(const struct ap_engine *e, const char *syspath)
 	return false;
 }
 
-/*
- * Discovery's list, controllers in topological order: the root's first
- * (stable, so they keep their order among themselves, and so do the rest).
- */
-static void root_first_sort(struct ap_engine *e, struct ap_found_list *l)
+/* Move the entries @first marks to the front of @l, keeping both groups' order. */
+static void stable_front(struct ap_found_list *l, const bool *first)
 {
-	struct ap_found *v;
+	struct ap_found *v = malloc(l->n * sizeof(*v));
+	size_t i, k = 0;
+
+	if (!v)
+		return;
+	for (i = 0; i < l->n; i++)
+		if (first[i])
+			v[k++] = l->v[i];
+	for (i = 0; i < l->n; i++)
+		if (!first[i])
+			v[k++] = l->v[i];
+	memcpy(l->v, v, l->n * sizeof(*v));
+	free(v);
+}
+
+/*
+ * Is the by-path value @name the root's, or one the root's continues
+ * ("pci-X-ata-2.0" for "pci-X-ata-2.0-part1", never "pci-X-ata-2" for
+ * "pci-X-ata-2.0": names continue at a '-')?  @exact: equal only.  A root
+ * named by its "virtio-pci-..." alias is compared without "virtio-".
+ */
+static bool root_path_has(const struct ap_engine *e, const char *name, bool exact)
+{
+	const char *r = e->root_path;
+	size_t len;
+
+	if (!name)
+		return false;
+	if (strncmp(r, "virtio-", 7) == 0 && strncmp(name, "virtio-", 7) != 0)
+		r += 7;
+	len = strlen(name);
+	return strncmp(r, name, len) == 0 && (r[len] == '\0' || (!exact && r[len] == '-'));
+}
+
+/*
+ * Is @f (a child of a node on the root's controller) on the root's chain?
+ * Its by-path value, as path_id gives it for a SCSI device, a virtio
+ * device, a disk or an NVMe namespace (a partition: its disk's plus
+ * "-partN"), is the root's name or a beginning of it.
+ */
+static bool on_root_chain(const struct ap_engine *e, struct udev *udev, const struct ap_found *f)
+{
+	struct udev_device *d = udev_device_new_from_syspath(udev, f->syspath), *of = d;
+	_cleanup_free_ char *path = NULL, *compat = NULL;
+	bool hit = false;
+
+	if (!d)
+		return false;
+	if (f->kind == AP_KIND_PARTITION)
+		of = udev_device_get_parent(d); /* path_id reads a namespace's nsid where it starts */
+	if (of && ap_path_id(of, &path, &compat) == 0) {
+		if (f->kind == AP_KIND_PARTITION) {
+			const char *names[] = { path, compat };
+			char part[PATH_MAX];
+
+			for (size_t i = 0; i < 2 && !hit; i++)
+				hit = names[i] && snprintf(part, sizeof(part), "%s-part%u", names[i],
+							   f->partnum) < (int)sizeof(part) &&
+				      root_path_has(e, part, true);
+		} else {
+			hit = root_path_has(e, path, false) || root_path_has(e, compat, false);
+		}
+	}
+	udev_device_unref(d);
+	return hit;
+}
+
+/*
+ * Root first, applied to @n's list of children (sorted by topology)
+ * before they are put into the order.  Discovery's list: the controllers
+ * at the root's PCI address first.  Below them: the child on the root's
+ * chain (its SCSI device or virtio device, its disk, its partition) before
+ * its siblings.  Both moves are stable, so every other device keeps its
+ * place relative to the rest; the result depends on the tree and the root
+ * path alone.
+ */
+static void root_first_sort(struct ap_engine *e, struct udev *udev, struct ap_node *n)
+{
+	struct ap_found_list *l = &n->found;
+	_cleanup_free_ bool *first = NULL;
 	size_t i, k = 0;
 
 	if (!e->root_pci[0] || !l->n)
 		return;
-	v = malloc(l->n * sizeof(*v));
-	if (!v)
+	if (!n->discovery && !on_root_controller(e, n->syspath))
 		return;
-	for (i = 0; i < l->n; i++)
-		if (on_root_controller(e, l->v[i].syspath))
-			v[k++] = l->v[i];
+	first = calloc(l->n, sizeof(*first));
+	if (!first)
+		return;
+	for (i = 0; i < l->n; i++) {
+		first[i] = n->discovery ? on_root_controller(e, l->v[i].syspath)
+					: on_root_chain(e, udev, &l->v[i]);
+		k += first[i];
+	}
 	if (!k) {
-		log_notice("root path %s: no controller at %s (a disk moved, or another machine's "
-			   "image): the order is unchanged", e->root_path, e->root_pci);
-		free(v);
+		if (n->discovery)
+			log_notice("root path %s: no controller at %s (a disk moved, or another machine's "
+				   "image): the order is unchanged", e->root_path, e->root_pci);
 		return;
 	}
-	for (i = 0; i < l->n; i++)
-		if (!on_root_controller(e, l->v[i].syspath))
-			v[k++] = l->v[i];
-	memcpy(l->v, v, l->n * sizeof(*v));
-	free(v);
+	if (!n->discovery)
+		for (i = 0; i < l->n; i++)
+			if (first[i])
+				log_debug("%s: %s is on the root's chain (%s), it comes first",
+					  node_label(n), l->v[i].syspath, e->root_path);
+	stable_front(l, first);
 }
 
 /*
@@ -1260,8 +1352,7 @@ static void call_ready(struct udev *udev, struct ap_node *n)
 	struct ap_node *after = n;
 	size_t i;
 
-	if (n->discovery)
-		root_first_sort(e, &n->found);
+	root_first_sort(e, udev, n);
 	n->children = calloc(n->found.n ? n->found.n : 1, sizeof(*n->children));
 	n->t_sync0 = ap_now_ns();
 	pthread_mutex_lock(&e->lock);

@@ -829,6 +829,11 @@ static int path_id(struct udev_device *dev, char **ret_path, char **ret_compat)
 	return 0;
 }
 
+int ap_path_id(struct udev_device *dev, char **ret_path, char **ret_compat)
+{
+	return path_id(dev, ret_path, ret_compat);
+}
+
 /* ----------------------------------------------------------- by-id */
 
 static int ata_identity(struct udev_device *disk, struct udev_device *scsidev, bool node_only,

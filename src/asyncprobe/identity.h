@@ -36,6 +36,13 @@ void ap_identity_clear(struct ap_identity *id);
 /* Fill @id for the whole disk @disk.  Returns 0 or -errno (-ENOMEM only). */
 int ap_identity_for_disk(struct udev_device *disk, struct ap_identity *id);
 
+/*
+ * udev's path_id for @dev, a disk or any device above one (a SCSI device,
+ * a virtio device, an NVMe namespace): ID_PATH and ID_PATH_ATA_COMPAT, or
+ * NULL where path_id gives none.  Returns 0 or -ENOMEM.
+ */
+int ap_path_id(struct udev_device *dev, char **ret_path, char **ret_compat);
+
 /* ATA IDENTIFY data -> ata_id's ID_SERIAL and ID_WWN_WITH_EXTENSION. */
 int ap_ata_identity_from_words(const uint16_t words[256], char **ret_serial, char **ret_wwn);
 /* The "id" attribute of /sys/class/ata_device/devX.Y (hex words). */

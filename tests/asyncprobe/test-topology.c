@@ -17,7 +17,8 @@
  *    device still waits for its own, but published after that subtree;
  *  - an NVMe multipath head two controllers list goes with the first;
  *  - root first: the controllers asyncprobe.root_path= (or --root-path)
- *    points at come first in the order.
+ *    points at come first in the order, and below them the root's chain
+ *    (its SCSI device and disk, its NVMe namespace) before its siblings.
  *
  * Re-executes itself under libumockdev-preload when not already there.
  * Prints TAP.
@@ -299,9 +300,13 @@ static void test_program(void)
 
 /*
  * Root first: asyncprobe.root_path= (or --root-path) names the root's
- * by-path link; the controllers at its PCI address come first, the order
- * otherwise unchanged, in every mode.  A path naming no controller (a disk
- * moved) leaves the order as it is; the command line wins over the option.
+ * by-path link; the controllers at its PCI address come first and, below
+ * them, the device on the way to the root before its siblings (the
+ * virtio-scsi HBA's second disk, NVMe namespace 10), the order otherwise
+ * unchanged, in every mode.  (The mock's ATA ports have no port_no, so its
+ * ata- names match only the controller.)  A path naming no controller or
+ * no device below it (a disk moved), or only beginning like a device's
+ * name, leaves the order as it is; the command line wins over the option.
  */
 static void test_root_first(void)
 {
@@ -309,17 +314,33 @@ static void test_root_first(void)
 		"0000:00:1f.2 0:0:0:0 sda sda1 sda2 sda10 1:0:0:0 sdb "
 		"0000:00:03.0 virtio2 2:0:2:0 sdc 2:0:10:0 sdd 10:0:0:0 sde "
 		"0000:00:04.0 nvme0n2 nvme0n10 0000:00:10.0 3:0:0:0";
+	/* the root on namespace 10: it comes before namespace 2 */
 	static const char nvme_first[] =
-		"0000:00:04.0 nvme0n2 nvme0n10 "
+		"0000:00:04.0 nvme0n10 nvme0n2 "
 		"0000:00:03.0 virtio2 2:0:2:0 sdc 2:0:10:0 sdd 10:0:0:0 sde "
 		"0000:00:10.0 3:0:0:0 0000:00:1f.2 0:0:0:0 sda sda1 sda2 sda10 1:0:0:0 sdb";
 	static const char virtio_first[] =
 		"0000:00:03.0 virtio2 2:0:2:0 sdc 2:0:10:0 sdd 10:0:0:0 sde "
 		"0000:00:04.0 nvme0n2 nvme0n10 0000:00:10.0 3:0:0:0 "
 		"0000:00:1f.2 0:0:0:0 sda sda1 sda2 sda10 1:0:0:0 sdb";
+	/* the root on the virtio-scsi HBA's second disk (2:0:10:0, rebased on host2) */
+	static const char sdd_first[] =
+		"0000:00:03.0 virtio2 2:0:10:0 sdd 2:0:2:0 sdc 10:0:0:0 sde "
+		"0000:00:04.0 nvme0n2 nvme0n10 0000:00:10.0 3:0:0:0 "
+		"0000:00:1f.2 0:0:0:0 sda sda1 sda2 sda10 1:0:0:0 sdb";
 	static const struct {
 		const char *cmdline, *option, *mode, *chaos, *expected, *what;
 	} runs[] = {
+		{ "asyncprobe.root_path=pci-0000:00:03.0-scsi-0:0:10:0", NULL, "--no-fastboot", NULL,
+		  sdd_first, "the root on a controller's second disk: its chain first, sequential" },
+		{ "asyncprobe.root_path=pci-0000:00:03.0-scsi-0:0:10:0", NULL, "--fastboot", NULL,
+		  sdd_first, "the root on a controller's second disk: its chain first, fastboot" },
+		{ "asyncprobe.root_path=pci-0000:00:03.0-scsi-0:0:10:0", NULL, "--fastboot", "31337",
+		  sdd_first, "the root on a controller's second disk: its chain first, fastboot, chaos" },
+		{ "asyncprobe.root_path=pci-0000:00:03.0-scsi-0:0:1:0", NULL, "--fastboot", "4711",
+		  virtio_first, "a stale path on the right controller (no device 0:0:1:0): order unchanged" },
+		{ "asyncprobe.root_path=pci-0000:00:03.0-scsi-0:0:1", NULL, "--no-fastboot", NULL,
+		  virtio_first, "a name that only begins like the root's device's (0:0:1 vs 0:0:10:0) matches nothing" },
 		{ "asyncprobe.root_path=pci-0000:00:1f.2-ata-1-part1", NULL, "--no-fastboot", NULL,
 		  ahci_first, "asyncprobe.root_path= naming the AHCI disk, sequential" },
 		{ "asyncprobe.root_path=pci-0000:00:1f.2-ata-1-part1", NULL, "--fastboot", "4711",

@@ -8,10 +8,12 @@
 # A third boot, fastboot with asyncprobe.root_path= naming the root
 # partition's by-path link (as the first fastboot boot made it): root
 # first - the root's AHCI controller is cookie 2 and its subtree publishes
-# before every other controller's - with the same links.
+# before every other controller's, and nothing but the root partition's
+# chain (controller, SCSI device, disk) before the root partition - with
+# the same links.
 . "$top_srcdir/tests/vm/lib.sh"
 vm_setup
-vm_plan 10
+vm_plan 13
 vm_initrd_asyncprobe || vm_bail "building the initramfs failed"
 vm_devices matrix
 root="root=PARTUUID=$VM_ROOT_PARTUUID quiet"
@@ -72,9 +74,15 @@ vm_ok $? "fastboot with asyncprobe.root_path=$root_bypath reaches the root's ini
 vm_links "$VM_OUT/matrix-rootfirst.log" >"$VM_OUT/matrix-rootfirst.links"
 cmp -s "$VM_OUT/matrix-seq.links" "$VM_OUT/matrix-rootfirst.links"
 vm_ok $? "root first: the same $(wc -l <"$VM_OUT/matrix-rootfirst.links") links as the sequential boot"
-ok=1
-if [ -n "$root_bypath" ] && vm_extract "$VM_OUT/matrix-rootfirst.log" manifest.json "$VM_OUT/matrix-rootfirst.json"; then
-	python3 - "$VM_OUT/matrix-rootfirst.json" "$root_pci" <<'EOF_PY' | vm_diag
+# check_root_first NAME BYPATH: in boot NAME's manifest, the controller at
+# BYPATH's PCI address is cookie 2, every other controller comes after its
+# subtree, and nothing but BYPATH's partition's chain (its controller, SCSI
+# device, disk) publishes before that partition.  Status 0 when so.
+check_root_first() {
+	local pci
+	pci=$(printf '%s\n' "$2" | sed -n 's/^pci-\([0-9a-f:.]\{12\}\).*$/\1/p')
+	[ -n "$2" ] && vm_extract "$VM_OUT/$1.log" manifest.json "$VM_OUT/$1.json" || return 1
+	python3 - "$VM_OUT/$1.json" "$pci" "$2" <<'EOF_PY' | vm_diag
 import json, sys
 m = json.load(open(sys.argv[1]))
 pci = sys.argv[2]
@@ -91,11 +99,41 @@ for c in ctl:
 for d in sorted(m["devices"], key=lambda d: d["cookie"]):
     print("%-9s %-10s cookie %2d probed from %6.0f ms, published at %6.0f ms" % (d["kind"], d["name"], d["cookie"], d.get("time", {}).get("start_ms", 0), pub(d)))
 ok = first["name"] == pci and first["cookie"] == 2 and root_ctl == [2] and others and min(others) > 2
+# The root's whole chain first: nothing but the root partition's ancestors
+# publishes before it (its controller, SCSI device and disk).
+target = [l["target"] for l in m["links"] if l["name"].endswith("by-path/" + sys.argv[3])]
+part = [d for d in m["devices"] if target and d["name"] == target[0].rsplit("/", 1)[-1]]
+by_cookie = {n["cookie"]: n for n in m["controllers"] + m["devices"]}
+chain, c = set(), part[0]["parent"] if part else 0
+while c in by_cookie:
+    chain.add(c)
+    c = by_cookie[c]["parent"]
+before = {k for k in by_cookie if part and k < part[0]["cookie"]}
+print("root first: the root partition %s is cookie %s; before it: %s; its chain: %s" %
+      (part[0]["name"] if part else "?", part[0]["cookie"] if part else "?", sorted(before), sorted(chain)))
+ok = ok and part and before == chain
 sys.exit(0 if ok else 1)
 EOF_PY
-	ok=${PIPESTATUS[0]}
-fi
-vm_ok "$ok" "root first: the root's controller ${root_pci:-?} is cookie 2, every other controller after its subtree"
+	return "${PIPESTATUS[0]}"
+}
+check_root_first matrix-rootfirst "$root_bypath"
+vm_ok $? "root first: the root's controller ${root_pci:-?} is cookie 2, every other controller after its subtree, and only the root partition's chain publishes before it"
+
+# The same with a root path naming the second partition of the controller's
+# second disk (udev's ID_PATH form): that disk's chain first, its partition
+# 2 before its partition 1 and before the first disk; the root (named by
+# root=PARTUUID) still mounts and the links are the same.
+sata2=$(vm_ident "$(printf '%s\n' "${VM_DISKS[@]}" | grep '^sata2|')")
+other_bypath=$(awk -v id="$sata2-part2" '$2 == id && $1 ~ /^by-path\/pci-/ { sub(/^by-path\//, "", $1); if (length($1) > length(b)) b = $1 } END { print b }' \
+	"$VM_OUT/matrix-fast.links")
+vm_boot matrix-otherfirst "$VM_INITRD_AP" "$root fastboot aptest.dump asyncprobe.root_path=$other_bypath"
+vm_check_root "$VM_OUT/matrix-otherfirst.log"
+vm_ok $? "fastboot with asyncprobe.root_path=${other_bypath:-?} (the second disk's partition 2) reaches the root's init"
+vm_links "$VM_OUT/matrix-otherfirst.log" >"$VM_OUT/matrix-otherfirst.links"
+cmp -s "$VM_OUT/matrix-seq.links" "$VM_OUT/matrix-otherfirst.links"
+vm_ok $? "that root path: the same $(wc -l <"$VM_OUT/matrix-otherfirst.links") links as the sequential boot"
+check_root_first matrix-otherfirst "$other_bypath"
+vm_ok $? "that root path: only the chain of ${other_bypath:-?} publishes before it (the controller's second disk before its first)"
 
 echo "# time to root init: sequential $(vm_uptime "$VM_OUT/matrix-seq.log" || echo -) s, fastboot $(vm_uptime "$VM_OUT/matrix-fast.log" || echo -) s, root first $(vm_uptime "$VM_OUT/matrix-rootfirst.log" || echo -) s (uptime, TCG)"
 exit 0

@@ -256,7 +256,10 @@ vm_setup() {
 }
 
 # asyncprobe's initramfs from the build tree, cached by the content of the
-# program, its libraries and the generator.  Sets VM_INITRD_AP.
+# program, its libraries and the generator.  Generic (--root-path=none:
+# this machine's root says nothing about the VM's; a test that wants root
+# first passes --root-path=NAME, which comes later and wins).  Sets
+# VM_INITRD_AP.
 vm_initrd_asyncprobe() {
 	local key out libdir=$top_builddir/.libs prog
 	prog=$top_builddir/src/asyncprobe/asyncprobe
@@ -270,7 +273,7 @@ vm_initrd_asyncprobe() {
 		mkdir -p "${out%/*}" &&
 		"$top_builddir/libtool" --mode=execute \
 			"$top_builddir/src/asyncprobe-mkinitramfs" --asyncprobe "$prog" \
-			-k "$VM_KVER" -b "$VM_KROOT" -o "$out" "$@" >&2 || return 1
+			-k "$VM_KVER" -b "$VM_KROOT" -o "$out" --root-path=none "$@" >&2 || return 1
 	else
 		echo "asyncprobe-mkinitramfs: $out: $(stat -c %s "$out") bytes (cached)" >&2
 	fi

@@ -9,7 +9,7 @@ command -v cpio >/dev/null || vm_skip_all "cpio is not installed"
 vm_cache_dir || vm_skip_all "no writable cache directory"
 why=$(vm_kernel 2>&1 >/dev/null) || vm_skip_all "kernel package: $why"
 vm_kernel 2>/dev/null
-vm_plan 14
+vm_plan 18
 mk=$top_builddir/src/asyncprobe-mkinitramfs
 work=$(mktemp -d "${TMPDIR:-/tmp}/mkinitramfs-test.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -92,6 +92,45 @@ mods_kib=$(du -sk "$m" | cut -f1)
 echo "# unpacked: libraries $libs_kib KiB, modules $mods_kib KiB"
 vm_ok "$([ -z "$heavy" ]; echo $?)" "no libsystemd stack in the image${heavy:+ (found:$heavy)}"
 vm_ok "$([ $((size * 10)) -le $((deb * 3)) ]; echo $?)" "at most 3/10 of Debian's initramfs-tools image (goal 1/5: $([ $((size * 5)) -le "$deb" ] && echo met || echo not met))"
+
+# The root path: the default run above detected this machine's (whatever
+# it found is printed; the record matches the summary line), an explicit
+# name is recorded as given, none records nothing, a bad name is refused.
+rp=$(sed -n 's/.*, root path \([^ ]*\)$/\1/p' "$work/out")
+echo "# detected on this host: ${rp:-no root path} ($(grep -o 'notice: .*' "$work/out" || echo 'no notice'))"
+if [ -n "$rp" ]; then
+	[ "$(cat "$x/etc/asyncprobe/root-path" 2>/dev/null)" = "$rp" ]
+else
+	grep -q ', no root path$' "$work/out" && [ ! -e "$x/etc/asyncprobe/root-path" ]
+fi
+vm_ok $? "detected root path: /etc/asyncprobe/root-path matches the summary line (${rp:-none})"
+
+small=(--asyncprobe "$top_builddir/src/asyncprobe/asyncprobe" -k "$VM_KVER" -b "$VM_KROOT"
+	--no-default-modules -m virtio_blk)
+"$top_builddir/libtool" --mode=execute "$mk" "${small[@]}" -o "$work/img3" \
+	--root-path=/dev/disk/by-path/pci-0000:00:1f.2-ata-2.0-part1 >"$work/out3" 2>&1
+rc=$?
+vm_diag <"$work/out3"
+mkdir "$work/x3"
+(cd "$work/x3" && zstd -dc "$work/img3" | cpio -id --quiet 2>/dev/null)
+[ $rc -eq 0 ] && [ "$(cat "$work/x3/etc/asyncprobe/root-path")" = pci-0000:00:1f.2-ata-2.0-part1 ] &&
+	grep -q ', root path pci-0000:00:1f.2-ata-2.0-part1$' "$work/out3"
+vm_ok $? "--root-path=/dev/disk/by-path/NAME: /etc/asyncprobe/root-path holds NAME, the summary says so"
+
+"$top_builddir/libtool" --mode=execute "$mk" "${small[@]}" -o "$work/img4" \
+	--root-path=none >"$work/out4" 2>&1
+rc=$?
+mkdir "$work/x4"
+(cd "$work/x4" && zstd -dc "$work/img4" | cpio -id --quiet 2>/dev/null)
+[ $rc -eq 0 ] && [ -f "$work/x4/etc/initrd-release" ] && [ ! -e "$work/x4/etc/asyncprobe/root-path" ] &&
+	grep -q ', no root path$' "$work/out4"
+vm_ok $? "--root-path=none: a generic image, no /etc/asyncprobe/root-path"
+
+"$mk" -o "$work/img2" --root-path=../../sda1 >/dev/null 2>&1
+rc=$?
+"$mk" -o "$work/img2" --root-path= >/dev/null 2>&1
+rc2=$?
+vm_ok "$([ $rc -eq 100 ] && [ $rc2 -eq 100 ]; echo $?)" "a root path that is not a by-path name is refused ($rc, $rc2)"
 
 "$mk" -o "$work/img2" -k 0.0-nonexistent -b "$VM_KROOT" --asyncprobe /bin/true >/dev/null 2>&1
 rc=$?
