@@ -73,7 +73,9 @@ done
 vm_ok $bad "--no-default-modules --filesystems=xfs,btrfs: xfs and btrfs with their dependencies, nothing else ($rc)"
 
 bad=0
-for f in modules.dep.bin modules.alias.bin modules.symbols.bin modules.builtin.bin modules.order; do
+# (the text modules.dep and modules.alias are busybox modprobe's)
+for f in modules.dep.bin modules.alias.bin modules.symbols.bin modules.builtin.bin modules.order \
+	 modules.dep modules.alias; do
 	[ -f "$m/$f" ] || { echo "no $f" | vm_diag; bad=1; }
 done
 # modules.order lists the image's modules, not the kernel's 4000.
