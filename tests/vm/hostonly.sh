@@ -44,7 +44,7 @@ mkimg -o "$work/g.img" >"$work/g.out" 2>&1
 rc_g=$?
 mkimg -o "$work/h.img" --hostonly -v >"$work/h.out" 2>&1
 rc_h=$?
-# the same two with xz, for the size table (zstd is the default: see
+# the same two with xz (level 9), for the size table (zstd is the default: see
 # asyncprobe-mkinitramfs(8), "Size")
 mkimg -o "$work/gx.img" --compress=xz >/dev/null 2>&1 || rm -f "$work/gx.img"
 mkimg -o "$work/hx.img" --compress=xz --hostonly >/dev/null 2>&1 || rm -f "$work/hx.img"
