@@ -113,7 +113,11 @@ vm_debian_fixture() {
 		for d in "$VM_CACHE"/debian-*.tmp; do
 			[ -e "$d" ] || continue
 			vm_note "removing an unfinished fixture $d"
-			vm_rm_tree "$d"
+			vm_rm_tree "$d" || {
+				exec {lockfd}>&-
+				echo "cannot remove $d (still mounted?)" >&2
+				return 1
+			}
 		done
 		d=$VM_DEBIAN.tmp
 		mkdir -p "$d"
@@ -193,23 +197,30 @@ vm_debian_expected_links() {
 # fixture): once multi-user.target is reached, it prints APTEST-SYSTEM-UP,
 # PID 1's name, the monotonic time at which the root's systemd started
 # (systemd's UserspaceTimestampMonotonic, microseconds: the time to root)
-# and the failed units, then hands over to rootfs-init.sh, which prints the
-# block devices, the root, every /dev/disk link and /run/asyncprobe, says
-# "@@AP done" and powers off.
+# and the failed units with their count, then hands over to rootfs-init.sh,
+# which prints the block devices, the root, every /dev/disk link and
+# /run/asyncprobe, says "@@AP done" and powers off.  All of it goes to the
+# second serial port, ttyS1, which nothing else writes to: on ttyS0 the
+# kernel's and systemd's messages would cut into its lines, and the serial
+# getty's hangup of ttyS0 would swallow some (vm_debian_boot appends the
+# port's output to the console log).
 vm_debian_install_marker() {
 	local r=$1
 	mkdir -p "$r/usr/lib/aptest"
-	install -m 0755 "$VM_LIB_DIR/rootfs-init.sh" "$r/usr/lib/aptest/rootfs-init.sh"
+	sed 's|/dev/console|/dev/ttyS1|g' "$VM_LIB_DIR/rootfs-init.sh" >"$r/usr/lib/aptest/rootfs-init.sh"
+	chmod 0755 "$r/usr/lib/aptest/rootfs-init.sh"
 	cat >"$r/usr/lib/aptest/report" <<'EOS'
 #!/bin/sh
-exec </dev/null >/dev/ttyS0 2>&1
+exec </dev/null >/dev/ttyS1 2>&1
 echo "APTEST-SYSTEM-UP"
 echo "@@AP pid1 $(cat /proc/1/comm)"
 echo "@@AP userspace-us $(systemctl show -P UserspaceTimestampMonotonic)"
-systemctl --failed --no-legend --plain | sed 's/^/@@AP failed /'
-for u in $(systemctl --failed --no-legend --plain | awk '{ print $1 }'); do
+failed=$(systemctl --failed --no-legend --plain | awk '{ print $1 }')
+for u in $failed; do
+	echo "@@AP failed $u"
 	systemctl status --no-pager -l -n 10 "$u" | sed 's/^/@@AP status /'
 done
+echo "@@AP failed-count $(echo $failed | wc -w)"
 exec /usr/lib/aptest/rootfs-init.sh
 EOS
 	chmod 0755 "$r/usr/lib/aptest/report"
@@ -229,11 +240,76 @@ EOS
 	ln -sf ../aptest-marker.service "$r/etc/systemd/system/multi-user.target.wants/aptest-marker.service"
 }
 
+# vm_debian_boot NAME INITRD CMDLINE [LIMIT]: vm_boot with a second serial
+# port for the marker's report, appended to $VM_OUT/NAME.log after the
+# console's lines.
+vm_debian_boot() {
+	local name=$1 rep=$VM_OUT/$1.report rc
+	rm -f "$rep"
+	VM_QEMU_EXTRA="${VM_QEMU_EXTRA:-} -serial file:$rep" vm_boot "$@"
+	rc=$?
+	tr -d '\r' <"$rep" >>"$VM_OUT/$name.log" 2>/dev/null
+	rm -f "$rep"
+	vm_note "boot $name: the root's systemd at $(vm_debian_time_to_root "$VM_OUT/$name.log" || echo -)s"
+	return $rc
+}
+
 vm_debian_up() { grep -q '^APTEST-SYSTEM-UP' "$1"; }
 vm_debian_pid1() { awk '$1 == "@@AP" && $2 == "pid1" { print $3; exit }' "$1"; }
 vm_debian_failed() { awk '$1 == "@@AP" && $2 == "failed" { print $3 }' "$1"; }
+# The marker's count of failed units; nothing when its line is missing.
+vm_debian_failed_count() { awk '$1 == "@@AP" && $2 == "failed-count" { print $3; exit }' "$1"; }
 # Seconds from the kernel's start to the root's systemd (time to root).
 vm_debian_time_to_root() {
 	awk '$1 == "@@AP" && $2 == "userspace-us" && $3 > 0 { printf "%.2f\n", $3 / 1e6; f = 1; exit }
 		END { exit !f }' "$1"
+}
+
+# vm_debian_asyncprobe_install ROOT BUILD: README "Installing" for the
+# system at ROOT: configure --prefix=/usr --sysconfdir=/etc in BUILD (a new
+# directory), make, make install DESTDIR=ROOT.  Output in BUILD/*.out.
+vm_debian_asyncprobe_install() {
+	local root=$1 build=$2
+	mkdir -p "$build" && (
+		cd "$build" &&
+		"$top_srcdir/configure" --prefix=/usr --sysconfdir=/etc >configure.out 2>&1 &&
+		make -j"${JOBS:-2}" >make.out 2>&1 &&
+		make install DESTDIR="$root" >install.out 2>&1
+	)
+}
+
+# vm_debian_chroot ROOT COMMAND...: COMMAND inside the system, with a
+# clean environment (mounts: vm_chroot_mount).
+vm_debian_chroot() {
+	local r=$1
+	shift
+	chroot "$r" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"
+}
+
+# vm_debian_prepare WORK: what tests/vm/debian-system.sh does before its
+# boots, without the checks, for the benchmarks: WORK/boot/vmlinuz, the
+# initrds WORK/boot/initrd-{stock,hook,own}.img (the kernel package's,
+# update-initramfs -u with the hook, asyncprobe-mkinitramfs) and the root
+# disk WORK/disk.img.  Returns 1 with a reason on stderr.
+vm_debian_prepare() {
+	local w=$1 r=$1/root k=$VM_DEBIAN_KVER rc=0
+	mkdir -p "$w/boot"
+	vm_debian_copy "$r" || { echo "copying the fixture failed" >&2; return 1; }
+	vm_debian_asyncprobe_install "$r" "$w/build" ||
+		{ tail -5 "$w"/build/*.out >&2; echo "building asyncprobe failed" >&2; vm_rm_tree "$r"; return 1; }
+	cp "$r/boot/vmlinuz-$k" "$w/boot/vmlinuz" &&
+		cp "$r/boot/initrd.img-$k" "$w/boot/initrd-stock.img" &&
+		vm_debian_install_marker "$r" &&
+		vm_chroot_mount "$r" || { vm_rm_tree "$r"; return 1; }
+	vm_debian_chroot "$r" ldconfig &&
+		vm_debian_chroot "$r" asyncprobe-mkinitramfs -o /boot/initrd-asyncprobe.img -k "$k" >"$w/mk.out" 2>&1 &&
+		vm_debian_chroot "$r" update-initramfs -u -k "$k" >"$w/update.out" 2>&1 || rc=1
+	vm_chroot_umount "$r" || rc=1
+	[ $rc -eq 0 ] &&
+		cp "$r/boot/initrd.img-$k" "$w/boot/initrd-hook.img" &&
+		cp "$r/boot/initrd-asyncprobe.img" "$w/boot/initrd-own.img" &&
+		vm_debian_disk "$r" "$w/disk.img" || rc=1
+	vm_rm_tree "$r"
+	[ $rc -eq 0 ] || echo "preparing the system failed (logs in $w)" >&2
+	return $rc
 }

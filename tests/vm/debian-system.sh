@@ -43,13 +43,7 @@ trap 'exit 1' INT TERM
 # 1: asyncprobe built and installed into the system as README "Installing"
 # says, with DESTDIR for the system's root
 vm_debian_copy "$root" || vm_bail "copying the fixture failed"
-mkdir "$work/build"
-(
-	cd "$work/build" &&
-	"$top_srcdir/configure" --prefix=/usr --sysconfdir=/etc >configure.out 2>&1 &&
-	make -j"${JOBS:-2}" >make.out 2>&1 &&
-	make install DESTDIR="$root" >install.out 2>&1
-)
+vm_debian_asyncprobe_install "$root" "$work/build"
 rc=$?
 [ $rc -eq 0 ] || tail -20 "$work/build"/*.out | vm_diag
 for f in usr/sbin/asyncprobe usr/sbin/asyncprobe-mkinitramfs \
@@ -69,7 +63,7 @@ vm_debian_install_marker "$root"
 
 # 2, 3: the documented commands, inside the system
 vm_chroot_mount "$root" || vm_bail "mounting /proc, /sys, /dev for the chroot failed"
-in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root "$@"; }
+in_root() { vm_debian_chroot "$root" "$@"; }
 in_root ldconfig
 in_root asyncprobe-mkinitramfs -o /boot/initrd-asyncprobe.img -k "$kver" >"$work/mk.out" 2>&1
 rc=$?
@@ -108,7 +102,7 @@ vm_debian_expected_links >"$VM_OUT/debian.expected"
 declare -A ttr
 for b in "${boots[@]}"; do
 	log=$VM_OUT/debian-$b.log
-	vm_boot "debian-$b" "$work/boot/initrd-$b.img" "root=UUID=$VM_DEBIAN_UUID ro" 900
+	vm_debian_boot "debian-$b" "$work/boot/initrd-$b.img" "root=UUID=$VM_DEBIAN_UUID ro" 900
 
 	# the real system: systemd as PID 1, on the fixture's root, reached
 	# multi-user.target
@@ -121,9 +115,11 @@ for b in "${boots[@]}"; do
 	[ $bad -eq 0 ] || tail -20 "$log" | vm_diag
 	vm_ok $bad "$b: the installed system's systemd runs from its root and reaches multi-user.target"
 
+	# the marker's count line proves its list arrived whole
 	failed=$(vm_debian_failed "$log")
 	[ -z "$failed" ] || grep '^@@AP status ' "$log" | cut -c13- | vm_diag
-	vm_ok "$([ -z "$failed" ] && vm_debian_up "$log"; echo $?)" "$b: no failed units${failed:+ (failed: ${failed//$'\n'/ })}"
+	vm_ok "$([ "$(vm_debian_failed_count "$log")" = 0 ] && [ -z "$failed" ]; echo $?)" \
+		"$b: no failed units (systemctl --failed)${failed:+; failed: ${failed//$'\n'/ }}"
 
 	vm_links "$log" >"$VM_OUT/debian-$b.links"
 	missing=$(LC_ALL=C comm -23 "$VM_OUT/debian.expected" "$VM_OUT/debian-$b.links")
