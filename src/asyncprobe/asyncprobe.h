@@ -109,6 +109,12 @@ bool ap_log_enabled(int prio);
  * NULL or "" removes it.  Messages logged meanwhile appear above it.
  */
 void ap_log_progress(const char *line);
+/*
+ * True when @fd is a terminal someone watches: not /dev/console, not a
+ * serial line (ttyS*) and not a terminal the kernel has as its console
+ * (@console_active: the /sys/class/tty/console/active file to read).
+ */
+bool ap_log_is_user_terminal(int fd, const char *console_active);
 
 #define log_error(...)   ap_log(AP_LOG_ERR, __VA_ARGS__)
 #define log_warning(...) ap_log(AP_LOG_WARNING, __VA_ARGS__)

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "asyncprobe.h"
@@ -217,50 +216,6 @@ static int check_output(const char *option, const char *file)
 }
 
 /*
- * The progress line redraws itself with a carriage return and an
- * erase-line escape: fine on a terminal someone watches, noise on the
- * system console, where a serial line records every redraw and the
- * kernel's messages land in the middle of it.  So only on a terminal that
- * is not /dev/console, not a serial line (ttyS*) and not one the kernel
- * writes its console to (/sys/class/tty/console/active).
- */
-static bool stderr_is_user_terminal(void)
-{
-	struct stat st;
-	char buf[256], path[128], dev[32], *tok, *save;
-	FILE *f;
-	bool console = false;
-
-	if (!isatty(STDERR_FILENO) || fstat(STDERR_FILENO, &st) < 0 || !S_ISCHR(st.st_mode))
-		return false;
-	if (major(st.st_rdev) == 5 && minor(st.st_rdev) == 1)	/* /dev/console */
-		return false;
-	if (major(st.st_rdev) == 4 && minor(st.st_rdev) >= 64)	/* /dev/ttyS* */
-		return false;
-	f = fopen("/sys/class/tty/console/active", "re");
-	if (!f)
-		return true;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = '\0';
-	fclose(f);
-	for (tok = strtok_r(buf, " \n", &save); tok && !console; tok = strtok_r(NULL, " \n", &save)) {
-		unsigned int ma, mi;
-
-		/* tty0 is "the foreground virtual console", not one terminal */
-		if (strcmp(tok, "tty0") == 0)
-			continue;
-		snprintf(path, sizeof(path), "/sys/class/tty/%s/dev", tok);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		if (fgets(dev, sizeof(dev), f) && sscanf(dev, "%u:%u", &ma, &mi) == 2)
-			console = major(st.st_rdev) == ma && minor(st.st_rdev) == mi;
-		fclose(f);
-	}
-	return !console;
-}
-
-/*
  * Parse into ap_cfg.  Returns 0 to go on, or an exit status; *done is set
  * when the status is final although 0 (--help, --version).  @lenient: as
  * PID 1 the kernel hands over arguments that are not ours; ignore them.
@@ -394,7 +349,8 @@ static int parse_args(int argc, char **argv, bool lenient, const char ***resolve
 		ap_cfg.verbose = -1;
 	/* as PID 1 or --init, stderr is the console */
 	ap_cfg.progress = !progress_off && !lenient && !ap_cfg.init_mode && ap_cfg.verbose == 0 &&
-			  !log_goes_to_kmsg(ap_cfg.log_target) && stderr_is_user_terminal() &&
+			  !log_goes_to_kmsg(ap_cfg.log_target) &&
+			  ap_log_is_user_terminal(STDERR_FILENO, "/sys/class/tty/console/active") &&
 			  !(ap_cfg.json_file && strcmp(ap_cfg.json_file, "-") == 0 &&
 			    isatty(STDOUT_FILENO));
 	return 0;

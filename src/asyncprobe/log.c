@@ -8,6 +8,8 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -142,4 +144,48 @@ void ap_log_progress(const char *line)
 	}
 	fflush(stderr);
 	pthread_mutex_unlock(&log_lock);
+}
+
+/*
+ * The progress line redraws itself with a carriage return and an
+ * erase-line escape: fine on a terminal someone watches, noise on the
+ * system console, where a serial line records every redraw and the
+ * kernel's messages land in the middle of it.  So only on a terminal that
+ * is not /dev/console, not a serial line (ttyS*) and not one the kernel
+ * writes its console to (/sys/class/tty/console/active).
+ */
+bool ap_log_is_user_terminal(int fd, const char *console_active)
+{
+	struct stat st;
+	char buf[256], path[128], dev[32], *tok, *save;
+	FILE *f;
+	bool console = false;
+
+	if (!isatty(fd) || fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode))
+		return false;
+	if (major(st.st_rdev) == 5 && minor(st.st_rdev) == 1)	/* /dev/console */
+		return false;
+	if (major(st.st_rdev) == 4 && minor(st.st_rdev) >= 64)	/* /dev/ttyS* */
+		return false;
+	f = console_active ? fopen(console_active, "re") : NULL;
+	if (!f)
+		return true;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	for (tok = strtok_r(buf, " \n", &save); tok && !console; tok = strtok_r(NULL, " \n", &save)) {
+		unsigned int ma, mi;
+
+		/* tty0 is "the foreground virtual console", not one terminal */
+		if (strcmp(tok, "tty0") == 0)
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/tty/%s/dev", tok);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (fgets(dev, sizeof(dev), f) && sscanf(dev, "%u:%u", &ma, &mi) == 2)
+			console = major(st.st_rdev) == ma && minor(st.st_rdev) == mi;
+		fclose(f);
+	}
+	return !console;
 }

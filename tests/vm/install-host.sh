@@ -39,7 +39,7 @@ files=(
 for f in "${files[@]}"; do
 	[ ! -e "$f" ] || vm_skip_all "$f exists: asyncprobe is installed on this machine already"
 done
-vm_plan 10
+vm_plan 11
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/install-host.XXXXXX")
 build=$work/build
@@ -146,17 +146,34 @@ x=$work/x
 m=$x/usr/lib/modules/$kver
 bad=0
 for mod in ahci sd_mod virtio_blk virtio_scsi nvme ext4 scsi_common; do
-	out=$(modprobe -d "$x" -S "$kver" --show-depends "$mod" 2>&1) ||
-		{ echo "$mod: $out" | vm_diag; bad=1; continue; }
+	deps=$(modprobe -d "$x" -S "$kver" --show-depends "$mod" 2>&1) ||
+		{ echo "$mod: $deps" | vm_diag; bad=1; continue; }
 	while read -r kind path _; do
 		[ "$kind" = insmod ] || continue
 		[ -f "$path" ] || { echo "$mod needs $path, not in the image" | vm_diag; bad=1; }
-	done <<<"$out"
+	done <<<"$deps"
 done
 nmods=$(find "$m" -name '*.ko*' | wc -l)
-cmp -s "$x/init" /usr/sbin/asyncprobe || { echo "/init is not /usr/sbin/asyncprobe" | vm_diag; bad=1; }
+# the same program (its debugging information stripped in the image)
+buildid() { readelf -n "$1" 2>/dev/null | sed -n 's/.*Build ID: //p'; }
+id_init=$(buildid "$x/init")
+id_inst=$(buildid /usr/sbin/asyncprobe)
+[ -n "$id_init" ] && [ "$id_init" = "$id_inst" ] ||
+	{ echo "/init (build ID '$id_init') is not /usr/sbin/asyncprobe ('$id_inst')" | vm_diag; bad=1; }
 [ "$nmods" -ge 40 ] || bad=1
 vm_ok $bad "the image has /init = /usr/sbin/asyncprobe and $nmods modules, the storage drivers with their dependencies (scsi_common among them)"
+
+# and the host-only variant of the same command, if / is on a block device here
+majmin=$(findmnt -n -o MAJ:MIN / 2>/dev/null | tr -d ' ')
+if [ -n "$majmin" ] && [ -e "/sys/dev/block/$majmin" ]; then
+	(cd / && asyncprobe-mkinitramfs -o "$work/hostonly.img" -k "$kver" --hostonly) >"$out" 2>&1
+	rc=$?
+	vm_diag <"$out"
+	grep -q 'host-only for root' "$out" || rc=1
+	vm_ok $rc "asyncprobe-mkinitramfs -o IMAGE -k $kver --hostonly"
+else
+	vm_ok 0 "asyncprobe-mkinitramfs --hostonly # SKIP / is not on a block device here"
+fi
 
 # 7: one boot of that image with the installed kernel
 if command -v qemu-system-x86_64 >/dev/null; then
