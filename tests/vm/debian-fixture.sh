@@ -52,15 +52,16 @@ vm_chroot_mount() {
 		mount --bind /dev "$r/dev" || { vm_chroot_umount "$r"; return 1; }
 }
 
-# Unmounts whatever of the three is mounted; lazily if busy.  Returns 1
-# when something is still mounted under ROOT afterwards.
+# Unmounts everything mounted below ROOT (the three above, or what an
+# interrupted debootstrap left: /proc, /sys, /dev/pts, ...), the deepest
+# first; lazily if busy.  Returns 1 when something is still mounted there.
 vm_chroot_umount() {
-	local r=$1 m
-	for m in dev sys proc; do
-		mountpoint -q "$r/$m" 2>/dev/null || continue
-		umount "$r/$m" 2>/dev/null || umount -l "$r/$m"
+	local r m
+	r=$(realpath -m "$1")
+	for m in $(awk -v r="$r/" 'index($2, r) == 1 { print $2 }' /proc/mounts | sort -r); do
+		umount "$m" 2>/dev/null || umount -l "$m"
 	done
-	! grep -q " $(realpath -m "$r")/" /proc/mounts
+	! awk -v r="$r/" 'index($2, r) == 1 { f = 1 } END { exit !f }' /proc/mounts
 }
 
 # Removes a tree that may have been a chroot: unmounts first and never
