@@ -48,9 +48,9 @@ ts_first() {
 pairs=${BENCH_PAIRS:-2}
 ratios=()
 for ((i = 1; i <= pairs; i++)); do
-	vm_boot "itools-stock-$i" "$work/boot/initrd-stock.img" "$cmdline" 900
+	vm_debian_boot "itools-stock-$i" "$work/boot/initrd-stock.img" "$cmdline" 900
 	s=$(vm_debian_time_to_root "$VM_OUT/itools-stock-$i.log") || s=null
-	vm_boot "itools-hook-$i" "$work/boot/initrd-hook.img" "$cmdline" 900
+	vm_debian_boot "itools-hook-$i" "$work/boot/initrd-hook.img" "$cmdline" 900
 	log=$VM_OUT/itools-hook-$i.log
 	h=$(vm_debian_time_to_root "$log") || h=null
 	r=$(bench_ratio "$h" "$s")
