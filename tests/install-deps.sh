@@ -22,6 +22,8 @@ pkgs=(
 	# tests/vm/install-host.sh: an installed kernel, as on a real Debian
 	# system (/lib/modules/VERSION, /boot/vmlinuz-VERSION)
 	linux-image-amd64
+	# tests/vm/debian-system.sh: an installed Debian 12 as the test subject
+	debootstrap
 	valgrind python3
 	# lint of the dracut and initramfs-tools scripts (tests/init/scripts.sh)
 	shellcheck

@@ -7,7 +7,9 @@
 # (tests/bench/plot.py) is written to tests/bench/bench.svg.
 #
 # Environment: BENCH_PAIRS (3), BENCH_ONLY (a space-separated subset of
-# "core time-to-root fastboot scale").
+# "core time-to-root fastboot scale"; "debian-itools", initramfs-tools with
+# and without the hook on the installed Debian fixture, runs only when
+# named here, as root).
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
 export top_srcdir top_builddir

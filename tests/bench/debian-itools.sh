@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Time to root of initramfs-tools with asyncprobe's hook against without
+# (issue 16, item 3), on the installed Debian fixture of tests/vm/debian-
+# fixture.sh: the same system, kernel, disks (root on AHCI, a SATA and a
+# virtio-blk data disk) and QEMU settings; the initrd the kernel package
+# made (no hook) and the one update-initramfs -u made with the hook
+# installed, booted alternately.  The figure is systemd's
+# UserspaceTimestampMonotonic in the real system: when the root's systemd
+# started, in seconds since the kernel started.  Each pair gives a ratio
+# (hook / stock).  On a shared host the kernel's own start (to "Run /init")
+# varies by seconds, so each boot's initramfs phase, from "Run /init" to the
+# root's systemd, is given as well.  From the hook boot's console it also
+# reports where asyncprobe ran in initramfs-tools' order: the last kernel
+# time before "Running /scripts/init-premount" (by then udev's init-top
+# trigger and settle have loaded the drivers and attached the disks) and
+# asyncprobe's own run time from its summary line.  One JSON object per
+# line, then a table.
+#
+# Root only.  Environment: BENCH_PAIRS (2), BENCH_OUT (where the JSON lines
+# go besides stdout).
+. "$top_srcdir/tests/vm/lib.sh"
+. "$top_srcdir/tests/vm/debian-fixture.sh"
+. "$top_srcdir/tests/bench/lib.sh"
+[ "$(id -u)" -eq 0 ] || bench_fail debian-itools "not root: debootstrap and chroot need root"
+vm_setup >/dev/null
+vm_debian_fixture >/dev/null || bench_fail debian-itools "the Debian fixture could not be built"
+work=$(mktemp -d "${TMPDIR:-/var/tmp}/debian-itools.XXXXXX")
+trap 'vm_rm_tree "$work/root"; rm -rf "$work"' EXIT
+trap 'exit 1' INT TERM
+vm_debian_prepare "$work" >&2 || bench_fail debian-itools "preparing the system failed"
+VM_KERNEL=$work/boot/vmlinuz
+vm_debian_devices "$work/disk.img"
+cmdline="root=UUID=$VM_DEBIAN_UUID ro"
+
+# ts_before LOG PATTERN: the last kernel timestamp ("[ s.us]") on a line
+# before the first line matching PATTERN (an ERE), or null.
+ts_before() {
+	awk -v p="$2" '$0 ~ p { f = 1; exit }
+		match($0, /^\[ *[0-9]+\.[0-9]+\]/) { t = substr($0, RSTART + 1, RLENGTH - 2); sub(/^ +/, "", t) }
+		END { print (f && t != "") ? t : "null" }' "$1"
+}
+# ts_first LOG PATTERN: the kernel timestamp of the first line matching
+# PATTERN, or null.
+ts_first() {
+	awk -v p="$2" '$0 ~ p && match($0, /^\[ *[0-9]+\.[0-9]+\]/) {
+		t = substr($0, RSTART + 1, RLENGTH - 2); sub(/^ +/, "", t); print t; f = 1; exit }
+		END { if (!f) print "null" }' "$1"
+}
+
+# since A B: B - A with 2 decimals, null when either is missing.
+since() {
+	awk -v a="$1" -v b="$2" 'BEGIN { if (a == "null" || b == "null" || a == "" || b == "") print "null"
+		else printf "%.2f\n", b - a }'
+}
+
+pairs=${BENCH_PAIRS:-2}
+ratios=()
+for ((i = 1; i <= pairs; i++)); do
+	vm_debian_boot "itools-stock-$i" "$work/boot/initrd-stock.img" "$cmdline" 900
+	s=$(vm_debian_time_to_root "$VM_OUT/itools-stock-$i.log") || s=null
+	si=$(ts_first "$VM_OUT/itools-stock-$i.log" 'Run /init as init process')
+	vm_debian_boot "itools-hook-$i" "$work/boot/initrd-hook.img" "$cmdline" 900
+	log=$VM_OUT/itools-hook-$i.log
+	h=$(vm_debian_time_to_root "$log") || h=null
+	r=$(bench_ratio "$h" "$s")
+	[ "$r" = null ] || ratios+=("$r")
+	hi=$(ts_first "$log" 'Run /init as init process')
+	premount=$(ts_before "$log" 'Running /scripts/init-premount')
+	apms=$(sed -n 's/.*asyncprobe: [0-9]* controllers, .* links, .*, \([0-9.]*\) ms (.*/\1/p' "$log" | head -1)
+	bench_json "{\"bench\":\"debian-itools\",\"pair\":$i,\"stock_s\":$s,\"hook_s\":$h,\"ratio\":$r,\"stock_initramfs_s\":$(since "$si" "$s"),\"hook_initramfs_s\":$(since "$hi" "$h"),\"hook_run_init_s\":$hi,\"init_premount_after_s\":$premount,\"asyncprobe_ms\":${apms:-null}}"
+done
+med=$(bench_median "${ratios[@]}")
+bench_json "{\"bench\":\"debian-itools\",\"summary\":true,\"kernel\":\"$VM_DEBIAN_KVER\",\"accel\":\"$VM_ACCEL\",\"smp\":$VM_SMP,\"pairs\":${#ratios[@]},\"stock_initrd_bytes\":$(stat -c %s "$work/boot/initrd-stock.img"),\"hook_initrd_bytes\":$(stat -c %s "$work/boot/initrd-hook.img"),\"ratio_median\":$med,\"goal\":0.7,\"met\":$(bench_le "$med" 0.7)}"
+bench_table debian-itools

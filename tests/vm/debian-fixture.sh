@@ -1,0 +1,316 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
+#
+# An installed Debian 12 system as the subject of VM tests (issue 16, item
+# 2).  Source it after lib.sh; it defines functions only.
+#
+#   vm_debian_fixture        debootstrap of bookworm (minbase, systemd,
+#                            udev, the Debian kernel package, initramfs-
+#                            tools), built once into the VM cache, keyed by
+#                            the recipe's content; sets VM_DEBIAN (the
+#                            tree, read only) and VM_DEBIAN_KVER
+#   vm_debian_copy DEST      a private copy of the tree to change
+#   vm_chroot_mount ROOT     /proc, /sys and /dev for a chroot; always pair
+#   vm_chroot_umount ROOT    with this one (in a trap)
+#   vm_debian_disk ROOT IMG  a GPT disk image whose one partition is an
+#                            ext4 file system made from ROOT, with the UUID
+#                            of the fixture's /etc/fstab
+#   vm_debian_devices IMG    VM_DEV_ARGS: that disk on AHCI, a data disk on
+#                            virtio-blk
+#   vm_debian_report_*       the marker unit's lines on the console
+#
+# The fixture is a real installed system: its own kernel in /boot, its own
+# initramfs-tools initrd made by the kernel package's postinst, systemd as
+# /sbin/init.  Nothing is ever installed into the host's root: debootstrap
+# writes into a directory of the cache, and every command that changes the
+# system runs in a chroot of a copy.
+
+VM_DEBIAN_SUITE=bookworm
+# Besides minbase: the init system, udev, the kernel and the generator
+# Debian installs with it, and zstd (initramfs-tools' default compressor,
+# also asyncprobe-mkinitramfs').
+VM_DEBIAN_PACKAGES=(systemd systemd-sysv udev linux-image-amd64 initramfs-tools zstd)
+VM_DEBIAN_UUID=0d6b1f0e-5a2c-4e3b-9c4d-7e8f9a0b1c2d
+VM_DEBIAN_PARTUUID=5e2a7c1b-3d4f-4a5b-8c6d-9e0f1a2b3c4d
+VM_DEBIAN_MACHINE_ID=4a7c2e9b1d3f45a6b8c0d2e4f6a8b0c2
+
+# The mirror: ASYNCPROBE_TEST_MIRROR, else the first Debian URI of the
+# host's apt sources (deb822 or one-line), else deb.debian.org.
+vm_debian_mirror() {
+	local m=${ASYNCPROBE_TEST_MIRROR:-}
+	[ -n "$m" ] || m=$(awk '$1 == "URIs:" && $2 ~ /\/debian\/?$/ { print $2; exit }' \
+		/etc/apt/sources.list.d/*.sources 2>/dev/null)
+	[ -n "$m" ] || m=$(awk '$1 == "deb" && $3 == "'"$VM_DEBIAN_SUITE"'" { print $2; exit }' \
+		/etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null)
+	echo "${m:-http://deb.debian.org/debian}"
+}
+
+vm_chroot_mount() {
+	local r=$1
+	mount -t proc proc "$r/proc" &&
+		mount -t sysfs sysfs "$r/sys" &&
+		mount --bind /dev "$r/dev" || { vm_chroot_umount "$r"; return 1; }
+}
+
+# Unmounts everything mounted below ROOT (the three above, or what an
+# interrupted debootstrap left: /proc, /sys, /dev/pts, ...), the deepest
+# first; lazily if busy.  Returns 1 when something is still mounted there.
+vm_chroot_umount() {
+	local r m
+	r=$(realpath -m "$1")
+	for m in $(awk -v r="$r/" 'index($2, r) == 1 { print $2 }' /proc/mounts | sort -r); do
+		umount "$m" 2>/dev/null || umount -l "$m"
+	done
+	! awk -v r="$r/" 'index($2, r) == 1 { f = 1 } END { exit !f }' /proc/mounts
+}
+
+# Removes a tree that may have been a chroot: unmounts first and never
+# crosses into another file system (a leftover bind mount of /dev).
+vm_rm_tree() {
+	[ -e "$1" ] || return 0
+	vm_chroot_umount "$1" || return 1
+	rm -rf --one-file-system "$1"
+}
+
+# The recipe.  Writes the system into DIR (empty); the cache key hashes
+# this function, the package list and the suite.
+vm_debian_build() {
+	local d=$1 mirror
+	mirror=$(vm_debian_mirror)
+	local inc
+	inc=$(IFS=,; echo "${VM_DEBIAN_PACKAGES[*]}")
+	# debootstrap installs no Recommends: the system stays minimal
+	debootstrap --variant=minbase --include="$inc" "$VM_DEBIAN_SUITE" "$d" "$mirror" ||
+		return 1
+	# The installed system's identity and root, as the installer would
+	# leave them (a set machine-id: no first-boot prompts).
+	echo "$VM_DEBIAN_MACHINE_ID" >"$d/etc/machine-id"
+	echo aptest-debian >"$d/etc/hostname"
+	printf '127.0.0.1\tlocalhost\n127.0.1.1\taptest-debian\n' >"$d/etc/hosts"
+	printf 'UUID=%s\t/\text4\terrors=remount-ro\t0\t1\n' "$VM_DEBIAN_UUID" >"$d/etc/fstab"
+	# Nothing downloaded stays in the image.
+	rm -rf "$d"/var/cache/apt/archives/*.deb "$d"/var/lib/apt/lists/*_Packages \
+		"$d"/var/lib/apt/lists/*_InRelease
+	ls "$d"/boot/vmlinuz-* "$d"/boot/initrd.img-* >/dev/null
+}
+
+# Build (once per recipe) the fixture.  A lock keeps concurrent tests from
+# building it twice; the build goes to a temporary directory renamed at
+# the end, so an interrupted build leaves no half fixture (the next build
+# removes its remains).
+vm_debian_fixture() {
+	local key d t0 t1 rc
+	command -v debootstrap >/dev/null || {
+		echo "debootstrap is not installed (tests/install-deps.sh)" >&2
+		return 1
+	}
+	[ "$(id -u)" -eq 0 ] || { echo "not root: debootstrap and chroot need root" >&2; return 1; }
+	key=$( (echo "$VM_DEBIAN_SUITE"; declare -p VM_DEBIAN_PACKAGES VM_DEBIAN_UUID VM_DEBIAN_MACHINE_ID;
+		declare -f vm_debian_build) | sha256sum | cut -c1-16)
+	VM_DEBIAN=$VM_CACHE/debian-$VM_DEBIAN_SUITE-$key
+	exec {lockfd}>"$VM_CACHE/debian.lock"
+	flock "$lockfd"
+	if [ ! -f "$VM_DEBIAN/.done" ]; then
+		for d in "$VM_CACHE"/debian-*.tmp; do
+			[ -e "$d" ] || continue
+			vm_note "removing an unfinished fixture $d"
+			vm_rm_tree "$d" || {
+				exec {lockfd}>&-
+				echo "cannot remove $d (still mounted?)" >&2
+				return 1
+			}
+		done
+		d=$VM_DEBIAN.tmp
+		mkdir -p "$d"
+		vm_note "building the Debian fixture in $VM_DEBIAN (debootstrap from $(vm_debian_mirror))"
+		t0=$(date +%s)
+		vm_debian_build "$d" >"$VM_CACHE/debian-build.log" 2>&1
+		rc=$?
+		t1=$(date +%s)
+		if [ $rc -ne 0 ]; then
+			tail -20 "$VM_CACHE/debian-build.log" >&2
+			vm_rm_tree "$d"
+			exec {lockfd}>&-
+			echo "building the Debian fixture failed (log: $VM_CACHE/debian-build.log)" >&2
+			return 1
+		fi
+		echo "$((t1 - t0))" >"$d/.build-seconds"
+		touch "$d/.done"
+		mv -T "$d" "$VM_DEBIAN"
+		vm_note "Debian fixture built in $((t1 - t0)) s, $(du -sm "$VM_DEBIAN" | cut -f1) MiB"
+		# Fixtures of other recipes nobody used for a week go.
+		find "$VM_CACHE" -maxdepth 1 -name 'debian-*' -type d ! -name '*.tmp' -mtime +7 \
+			-exec rm -rf --one-file-system {} + 2>/dev/null
+	fi
+	touch "$VM_DEBIAN"
+	exec {lockfd}>&-
+	VM_DEBIAN_KVER=$(cd "$VM_DEBIAN/boot" && ls vmlinuz-* | sed 's/^vmlinuz-//' | sort -V | tail -1)
+	[ -n "$VM_DEBIAN_KVER" ] && [ -d "$VM_DEBIAN/lib/modules/$VM_DEBIAN_KVER" ]
+}
+
+# A private, writable copy of the fixture at DEST (which must not exist).
+vm_debian_copy() {
+	cp -a --reflink=auto "$VM_DEBIAN" "$1" && rm -f "$1/.done" "$1/.build-seconds"
+}
+
+# vm_debian_disk ROOT IMG: a GPT disk with one partition (PARTUUID
+# VM_DEBIAN_PARTUUID, name "aptest root") holding an ext4 file system made
+# from ROOT (UUID VM_DEBIAN_UUID, label aptest-root), a quarter and 256 MiB
+# larger than the tree.  Sparse.
+vm_debian_disk() {
+	local root=$1 img=$2 mib fs=$2.fs
+	mib=$(($(du -sm "$root" | cut -f1) * 5 / 4 + 256))
+	rm -f "$img" "$fs"
+	truncate -s "${mib}M" "$fs" &&
+		mkfs.ext4 -q -F -L aptest-root -U "$VM_DEBIAN_UUID" -E root_owner=0:0 -d "$root" "$fs" &&
+		truncate -s "$((mib + 2))M" "$img" &&
+		printf 'label: gpt\nstart=2048, size=%d, type=linux, uuid=%s, name="aptest root"\n' \
+			$((mib * 2048)) "$VM_DEBIAN_PARTUUID" |
+		sfdisk -q --no-reread --no-tell-kernel "$img" &&
+		dd if="$fs" of="$img" bs=1M seek=1 conv=notrunc,sparse status=none
+	local rc=$?
+	rm -f "$fs"
+	return $rc
+}
+
+# vm_debian_devices IMG: the disks of "vm_devices pair" (root and sata2 on
+# AHCI, vblk on virtio-blk) with IMG instead of the busybox root disk, so
+# the system's root is an AHCI disk with serial "AP ROOT/0001".
+vm_debian_devices() {
+	vm_devices pair || return 1
+	VM_DEV_ARGS=("${VM_DEV_ARGS[@]/file=$VM_IMAGES\/root.img/file=$1}")
+}
+
+# The links the booted system must have for the disks of vm_debian_devices,
+# as vm_links prints them: the data disks' from their table, the root's from
+# the fixture's constants.
+vm_debian_expected_links() {
+	{
+		vm_expected_links sata2 vblk
+		echo "by-uuid/$VM_DEBIAN_UUID SER:AP_ROOT/0001-part1"
+		echo "by-partuuid/$VM_DEBIAN_PARTUUID SER:AP_ROOT/0001-part1"
+		echo "by-label/aptest-root SER:AP_ROOT/0001-part1"
+		echo "by-partlabel/aptest\\x20root SER:AP_ROOT/0001-part1"
+	} | LC_ALL=C sort
+}
+
+# The marker unit (test instrumentation, installed into a copy of the
+# fixture): once multi-user.target is reached, it prints APTEST-SYSTEM-UP,
+# PID 1's name, the monotonic time at which the root's systemd started
+# (systemd's UserspaceTimestampMonotonic, microseconds: the time to root)
+# and the failed units with their count, then hands over to rootfs-init.sh,
+# which prints the block devices, the root, every /dev/disk link and
+# /run/asyncprobe, says "@@AP done" and powers off.  All of it goes to the
+# second serial port, ttyS1, which nothing else writes to: on ttyS0 the
+# kernel's and systemd's messages would cut into its lines, and the serial
+# getty's hangup of ttyS0 would swallow some (vm_debian_boot appends the
+# port's output to the console log).
+vm_debian_install_marker() {
+	local r=$1
+	mkdir -p "$r/usr/lib/aptest"
+	sed 's|/dev/console|/dev/ttyS1|g' "$VM_LIB_DIR/rootfs-init.sh" >"$r/usr/lib/aptest/rootfs-init.sh"
+	chmod 0755 "$r/usr/lib/aptest/rootfs-init.sh"
+	cat >"$r/usr/lib/aptest/report" <<'EOS'
+#!/bin/sh
+exec </dev/null >/dev/ttyS1 2>&1
+echo "APTEST-SYSTEM-UP"
+echo "@@AP pid1 $(cat /proc/1/comm)"
+echo "@@AP userspace-us $(systemctl show -P UserspaceTimestampMonotonic)"
+failed=$(systemctl --failed --no-legend --plain | awk '{ print $1 }')
+for u in $failed; do
+	echo "@@AP failed $u"
+	systemctl status --no-pager -l -n 10 "$u" | sed 's/^/@@AP status /'
+done
+echo "@@AP failed-count $(echo $failed | wc -w)"
+exec /usr/lib/aptest/rootfs-init.sh
+EOS
+	chmod 0755 "$r/usr/lib/aptest/report"
+	cat >"$r/etc/systemd/system/aptest-marker.service" <<'EOS'
+[Unit]
+Description=asyncprobe test: report the booted system on the serial console
+After=multi-user.target
+
+[Service]
+Type=oneshot
+ExecStart=/usr/lib/aptest/report
+
+[Install]
+WantedBy=multi-user.target
+EOS
+	mkdir -p "$r/etc/systemd/system/multi-user.target.wants"
+	ln -sf ../aptest-marker.service "$r/etc/systemd/system/multi-user.target.wants/aptest-marker.service"
+}
+
+# vm_debian_boot NAME INITRD CMDLINE [LIMIT]: vm_boot with a second serial
+# port for the marker's report, appended to $VM_OUT/NAME.log after the
+# console's lines.
+vm_debian_boot() {
+	local name=$1 rep=$VM_OUT/$1.report rc
+	rm -f "$rep"
+	VM_QEMU_EXTRA="${VM_QEMU_EXTRA:-} -serial file:$rep" vm_boot "$@"
+	rc=$?
+	tr -d '\r' <"$rep" >>"$VM_OUT/$name.log" 2>/dev/null
+	rm -f "$rep"
+	vm_note "boot $name: the root's systemd at $(vm_debian_time_to_root "$VM_OUT/$name.log" || echo -)s"
+	return $rc
+}
+
+vm_debian_up() { grep -q '^APTEST-SYSTEM-UP' "$1"; }
+vm_debian_pid1() { awk '$1 == "@@AP" && $2 == "pid1" { print $3; exit }' "$1"; }
+vm_debian_failed() { awk '$1 == "@@AP" && $2 == "failed" { print $3 }' "$1"; }
+# The marker's count of failed units; nothing when its line is missing.
+vm_debian_failed_count() { awk '$1 == "@@AP" && $2 == "failed-count" { print $3; exit }' "$1"; }
+# Seconds from the kernel's start to the root's systemd (time to root).
+vm_debian_time_to_root() {
+	awk '$1 == "@@AP" && $2 == "userspace-us" && $3 > 0 { printf "%.2f\n", $3 / 1e6; f = 1; exit }
+		END { exit !f }' "$1"
+}
+
+# vm_debian_asyncprobe_install ROOT BUILD: README "Installing" for the
+# system at ROOT: configure --prefix=/usr --sysconfdir=/etc in BUILD (a new
+# directory), make, make install DESTDIR=ROOT.  Output in BUILD/*.out.
+vm_debian_asyncprobe_install() {
+	local root=$1 build=$2
+	mkdir -p "$build" && (
+		cd "$build" &&
+		"$top_srcdir/configure" --prefix=/usr --sysconfdir=/etc >configure.out 2>&1 &&
+		make -j"${JOBS:-2}" >make.out 2>&1 &&
+		make install DESTDIR="$root" >install.out 2>&1
+	)
+}
+
+# vm_debian_chroot ROOT COMMAND...: COMMAND inside the system, with a
+# clean environment (mounts: vm_chroot_mount).
+vm_debian_chroot() {
+	local r=$1
+	shift
+	chroot "$r" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"
+}
+
+# vm_debian_prepare WORK: what tests/vm/debian-system.sh does before its
+# boots, without the checks, for the benchmarks: WORK/boot/vmlinuz, the
+# initrds WORK/boot/initrd-{stock,hook,own}.img (the kernel package's,
+# update-initramfs -u with the hook, asyncprobe-mkinitramfs) and the root
+# disk WORK/disk.img.  Returns 1 with a reason on stderr.
+vm_debian_prepare() {
+	local w=$1 r=$1/root k=$VM_DEBIAN_KVER rc=0
+	mkdir -p "$w/boot"
+	vm_debian_copy "$r" || { echo "copying the fixture failed" >&2; return 1; }
+	vm_debian_asyncprobe_install "$r" "$w/build" ||
+		{ tail -5 "$w"/build/*.out >&2; echo "building asyncprobe failed" >&2; vm_rm_tree "$r"; return 1; }
+	cp "$r/boot/vmlinuz-$k" "$w/boot/vmlinuz" &&
+		cp "$r/boot/initrd.img-$k" "$w/boot/initrd-stock.img" &&
+		vm_debian_install_marker "$r" &&
+		vm_chroot_mount "$r" || { vm_rm_tree "$r"; return 1; }
+	vm_debian_chroot "$r" ldconfig &&
+		vm_debian_chroot "$r" asyncprobe-mkinitramfs -o /boot/initrd-asyncprobe.img -k "$k" >"$w/mk.out" 2>&1 &&
+		vm_debian_chroot "$r" update-initramfs -u -k "$k" >"$w/update.out" 2>&1 || rc=1
+	vm_chroot_umount "$r" || rc=1
+	[ $rc -eq 0 ] &&
+		cp "$r/boot/initrd.img-$k" "$w/boot/initrd-hook.img" &&
+		cp "$r/boot/initrd-asyncprobe.img" "$w/boot/initrd-own.img" &&
+		vm_debian_disk "$r" "$w/disk.img" || rc=1
+	vm_rm_tree "$r"
+	[ $rc -eq 0 ] || echo "preparing the system failed (logs in $w)" >&2
+	return $rc
+}
