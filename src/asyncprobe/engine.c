@@ -2252,19 +2252,36 @@ static int engine_snapshot(struct ap_engine *e, struct ap_manifest *m,
 	for (i = 0; v && i < e->n_nodes; i++) {
 		const struct ap_node *n = e->nodes[i];
 
+		static const struct ap_fsinfo no_fs;
+
+		/* fields an abandoned call fixed before it ran, or that the engine sets */
 		v[i] = (struct ap_manifest_node){
 			.cookie = n->cookie, .parent = n->parent ? n->parent->cookie : 0,
 			.kind = n->kind, .discovery = n->discovery, .hotplug = n->hotplug,
-			.abandoned = n->abandoned, .stopped = n->stopped,
-			.dropped_at_sync = n->sync_result < 0, .phase = n->phase,
+			.abandoned = n->abandoned, .stopped = n->stopped, .phase = n->phase,
 			.sysname = n->sysname, .subsystem = n->subsystem, .syspath = n->syspath,
-			.modalias = n->modalias, .driver = n->driver, .devname = n->devname,
-			.partnum = n->partnum, .fs = &n->fs, .loads = n->loads, .n_loads = n->n_loads,
-			.error = n->error, .error_what = n->error_what, .links_failed = n->links_failed,
-			.t_spawn = n->t_spawn, .t_start = n->t_start, .t_sync0 = n->t_sync0,
-			.t_sync1 = n->t_sync1, .t_end = n->t_end, .t_abandoned = n->t_abandoned,
-			.call = n->call,
+			.modalias = n->modalias, .devname = n->devname, .partnum = n->partnum,
+			.fs = &no_fs, .t_spawn = n->t_spawn, .t_start = n->t_start,
+			.t_abandoned = n->t_abandoned, .call = n->call,
 		};
+		/*
+		 * An abandoned call may still be running and writing the rest of
+		 * its node without the lock (its probe results, times, module
+		 * loads): not read; the manifest shows none of it for such a node.
+		 */
+		if (n->abandoned)
+			continue;
+		v[i].dropped_at_sync = n->sync_result < 0;
+		v[i].driver = n->driver;
+		v[i].fs = &n->fs;
+		v[i].loads = n->loads;
+		v[i].n_loads = n->n_loads;
+		v[i].error = n->error;
+		v[i].error_what = n->error_what;
+		v[i].links_failed = n->links_failed;
+		v[i].t_sync0 = n->t_sync0;
+		v[i].t_sync1 = n->t_sync1;
+		v[i].t_end = n->t_end;
 	}
 	m->n_nodes = e->n_nodes;
 	pthread_mutex_unlock(&e->lock);
