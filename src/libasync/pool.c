@@ -374,6 +374,23 @@ static bool idle_spin(void)
 	return found;
 }
 
+/*
+ * Take @w off the list of live workers (async lock held): it exits, or its
+ * call was abandoned.  The last one to leave wakes async_quiesce().
+ */
+static void worker_leave(struct async_worker *w)
+{
+	if (w->all_prev)
+		w->all_prev->all_next = w->all_next;
+	else
+		all_workers = w->all_next;
+	if (w->all_next)
+		w->all_next->all_prev = w->all_prev;
+	nr_workers--;
+	if (!nr_workers)
+		pthread_cond_broadcast(&async_quiesce_cond);
+}
+
 static void *worker_main(void *arg)
 {
 	struct async_worker *w = arg;
@@ -454,15 +471,7 @@ static void *worker_main(void *arg)
 	}
 
 	/* 4. Exit: leave the thread to be joined by a later start or quiesce. */
-	if (w->all_prev)
-		w->all_prev->all_next = w->all_next;
-	else
-		all_workers = w->all_next;
-	if (w->all_next)
-		w->all_next->all_prev = w->all_prev;
-	nr_workers--;
-	if (!nr_workers)
-		pthread_cond_broadcast(&async_quiesce_cond);
+	worker_leave(w);
 	w->next = zombies;
 	zombies = w;
 	async_lock_release();
@@ -693,15 +702,7 @@ bool async_pool_abandon(struct async_worker *w)
 		return false;
 	/* Its thread leaves the pool: the cap counts the workers that can take calls. */
 	w->abandoned = true;
-	if (w->all_prev)
-		w->all_prev->all_next = w->all_next;
-	else
-		all_workers = w->all_next;
-	if (w->all_next)
-		w->all_next->all_prev = w->all_prev;
-	nr_workers--;
-	if (!nr_workers)
-		pthread_cond_broadcast(&async_quiesce_cond);
+	worker_leave(w);
 	/* What the hung call held up may be queued with no one to take it. */
 	if (async_nr_queued && nr_workers == nr_idle)
 		return add_workers(1);
