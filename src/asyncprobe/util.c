@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -39,6 +40,18 @@ bool ap_startswith(const char *s, const char *prefix)
 bool ap_streq_ptr(const char *a, const char *b)
 {
 	return a && b && strcmp(a, b) == 0;
+}
+
+char *ap_strdup_or_null(const char *s, int *err)
+{
+	char *d;
+
+	if (!s)
+		return NULL;
+	d = strdup(s);
+	if (!d && err)
+		*err = -ENOMEM;
+	return d;
 }
 
 long ap_peak_rss_kib(void)

@@ -27,6 +27,12 @@ bool ap_startswith(const char *s, const char *prefix);
 bool ap_streq_ptr(const char *a, const char *b);
 
 /*
+ * A copy of @s, or NULL when @s is NULL.  When the copy fails, NULL and,
+ * if @err is not NULL, *err = -ENOMEM (so a series of copies checks once).
+ */
+char *ap_strdup_or_null(const char *s, int *err);
+
+/*
  * The process's peak resident set so far in KiB: VmHWM of
  * /proc/self/status, what the README, the manifest's
  * summary.time.peak_rss_kib, the trace's otherData.peak_rss_kib and the
