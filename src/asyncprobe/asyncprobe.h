@@ -72,6 +72,11 @@ enum {
 /* One malloc arena: glibc makes one per thread (up to 8 x CPUs). */
 #define AP_MALLOC_ARENA_MAX 1
 
+/*
+ * The settings of one run: main() (cli.c) parses the command line into
+ * its own value, init adds the kernel command line's (init-bootparams.c),
+ * and the engine keeps a copy (ap_engine_new()).  No global holds it.
+ */
 struct ap_config {
 	const char *dev_dir;            /* "/dev" */
 	const char *basedir;            /* -b: root holding lib/modules/KVER, NULL = / */
@@ -97,8 +102,6 @@ struct ap_config {
 	bool init_mode;                 /* --init or PID 1 */
 	const char *root_path;          /* --root-path: the root's by-path name, "none", NULL */
 };
-
-extern struct ap_config ap_cfg;
 
 void ap_config_defaults(struct ap_config *cfg);
 

@@ -59,8 +59,8 @@ static void collect_children(struct udev *udev, struct ap_node *n)
 	}
 	pthread_mutex_unlock(&e->lock);
 
-	r = ap_enumerate(udev, n->discovery ? NULL : n->syspath, ap_cfg.all_modules,
-			 ap_cfg.include_loop, &n->found);
+	r = ap_enumerate(udev, n->discovery ? NULL : n->syspath, e->cfg.all_modules,
+			 e->cfg.include_loop, &n->found);
 	if (r < 0) {
 		log_error("%s: cannot enumerate devices: %s", node_label(n), strerror(-r));
 		node_fail(n, r, "enumeration failed");
@@ -169,13 +169,13 @@ static void run_discovery(struct ap_node *n, struct udev *udev)
 static void run_controller(struct ap_node *n, struct udev *udev)
 {
 	struct wait_ctx w = { .udev = udev, .syspath = n->syspath };
-	unsigned int timeout = ap_cfg.device_timeout_ms;
+	unsigned int timeout = n->e->cfg.device_timeout_ms;
 	struct udev_device *d;
 	uint64_t t0;
 
 	load_modules(n, n->sysname);
 
-	if (!ap_cfg.dry_run) {
+	if (!n->e->cfg.dry_run) {
 		t0 = ap_now_ns();
 		/*
 		 * The insertion returned before the driver probed (async_probe):
@@ -249,20 +249,20 @@ static void run_scsi(struct ap_node *n, struct udev *udev)
 	 * has read the partition table; only the probe's return ("bind")
 	 * says the disk is ready to be opened (see "Waiting for a driver").
 	 */
-	if (!ap_cfg.dry_run && (t == 0 || t == 5 || t == 7 || t == 0xe) &&
+	if (!n->e->cfg.dry_run && (t == 0 || t == 5 || t == 7 || t == 0xe) &&
 	    (n->driver || any_module_ok(n))) {
 		node_step(n, "waiting for its block device");
 		t0 = ap_now_ns();
 		/* sd's probes are queued: one may start late on a loaded machine */
-		int r = wait_probe_returned(n, udev, ap_cfg.device_timeout_ms);
+		int r = wait_probe_returned(n, udev, n->e->cfg.device_timeout_ms);
 
 		if (r < 0)
 			return;         /* given up while sd's probe still ran */
 		/* no driver took it within the timeout: look once, do not wait again */
 		if (ap_monitor_wait(n->e->mon, wait_pred_has_child, &w,
-				    r > 0 ? ap_cfg.device_timeout_ms : 0) < 0) {
+				    r > 0 ? n->e->cfg.device_timeout_ms : 0) < 0) {
 			log_warning("%s: no block device after %u ms", n->sysname,
-				    ap_cfg.device_timeout_ms);
+				    n->e->cfg.device_timeout_ms);
 			node_fail(n, -ETIMEDOUT, "no block device");
 		}
 		ap_trace_phase(n->call, "wait", t0, ap_now_ns());

@@ -69,10 +69,10 @@ static void hotplug_one(struct ap_engine *e, const char *syspath)
 	d = udev_device_new_from_syspath(udev, syspath);
 	if (!d)
 		goto out;
-	kind = ap_classify(d, ap_cfg.all_modules, ap_cfg.include_loop);
+	kind = ap_classify(d, e->cfg.all_modules, e->cfg.include_loop);
 	if (kind == AP_KIND_NONE)
 		goto out;
-	owner = ap_owner(d, ap_cfg.all_modules, ap_cfg.include_loop);
+	owner = ap_owner(d, e->cfg.all_modules, e->cfg.include_loop);
 
 	pthread_mutex_lock(&e->lock);
 	if (owner) {

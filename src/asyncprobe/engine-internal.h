@@ -139,6 +139,15 @@ struct ap_engine {
 	uint64_t t0, t1;
 	bool finished;
 	bool stopping;                  /* lock: a stop request was seen */
+	/*
+	 * Set from a signal handler (ap_engine_request_stop()): see "A stop
+	 * request".  The handler may run on any thread that does not block the
+	 * signal (the monitor thread, say), so this is a lock-free atomic, not
+	 * just a volatile sig_atomic_t: that is only safe against a handler on
+	 * the thread that reads it.
+	 */
+	int stop_request;
+	struct ap_config cfg;           /* the run's settings, the caller's copy */
 	async_func_t *run;              /* the call of a node (engine-call.c): order_spawn() and
 					 * order_drain() schedule it without calling that file */
 	char *root_path;                /* the root's by-path name (root first), or NULL */
@@ -199,7 +208,7 @@ void hotplug_on_uevent(const char *action, const char *syspath, void *userdata);
 void hotplug_coldplug_complete(struct ap_engine *e);
 
 /* engine-settle.c */
-int settle_stop_signal(void);
+int settle_stop_signal(struct ap_engine *e);
 void settle_stop_if_requested_locked(struct ap_engine *e);
 void settle(struct ap_engine *e, bool (*until)(struct ap_engine *, const void *),
 	    const void *arg, uint64_t deadline_ns);

@@ -44,12 +44,12 @@ static bool at_pci_address(const char *s)
 void root_first_setup(struct ap_engine *e)
 {
 	_cleanup_free_ char *v = NULL, *line = NULL;
-	const char *name = ap_cfg.root_path, *src = "--root-path", *p;
+	const char *name = e->cfg.root_path, *src = "--root-path", *p;
 
 	if (e->cmdline && ap_cmdline_get(e->cmdline, "asyncprobe.root_path", &v)) {
 		name = v ? v : "";
 		src = "asyncprobe.root_path";
-	} else if (!name && ap_cfg.init_mode) {
+	} else if (!name && e->cfg.init_mode) {
 		/* what the image was made for (asyncprobe-mkinitramfs) */
 		FILE *f = fopen(AP_ROOT_PATH_FILE, "re");
 		size_t len = 0;

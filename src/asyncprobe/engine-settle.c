@@ -16,22 +16,14 @@
 #include "engine-internal.h"
 #include "trace.h"
 
-/*
- * Set from a signal handler: see "A stop request".  The handler may run on
- * any thread that does not block the signal (the monitor thread, say), so
- * this is a lock-free atomic, not just a volatile sig_atomic_t: that is
- * only safe against a handler on the thread that reads it.
- */
-static int stop_request;
-
-void ap_engine_request_stop(int sig)
+void ap_engine_request_stop(struct ap_engine *e, int sig)
 {
-	__atomic_store_n(&stop_request, sig ? sig : SIGTERM, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&e->stop_request, sig ? sig : SIGTERM, __ATOMIC_SEQ_CST);
 }
 
-int settle_stop_signal(void)
+int settle_stop_signal(struct ap_engine *e)
 {
-	return __atomic_load_n(&stop_request, __ATOMIC_SEQ_CST);
+	return __atomic_load_n(&e->stop_request, __ATOMIC_SEQ_CST);
 }
 
 /* Give up on a hung call (engine lock held).  See "A call that hangs". */
@@ -54,7 +46,7 @@ static void abandon_locked(struct ap_engine *e, struct ap_node *n, uint64_t now)
 	log_error("%s: abandoned, no answer after %.1f s %s (--device-timeout %u ms + %u ms); "
 		  "its call keeps running but publishes nothing, later devices go on",
 		  node_label(n), ap_ms_between(n->t_progress, now) / 1000.0,
-		  n->phase ? n->phase : "", ap_cfg.device_timeout_ms, AP_HANG_SLACK_MS);
+		  n->phase ? n->phase : "", e->cfg.device_timeout_ms, AP_HANG_SLACK_MS);
 	ap_trace_mark(n->call, "abandoned", now);
 	order_seal_locked(e, n);      /* later nodes go on; the caller pumps */
 }
@@ -63,7 +55,7 @@ static void abandon_locked(struct ap_engine *e, struct ap_node *n, uint64_t now)
 static void abandon_hung_locked(struct ap_engine *e)
 {
 	uint64_t now = ap_now_ns();
-	uint64_t limit = ((uint64_t)ap_cfg.device_timeout_ms + AP_HANG_SLACK_MS) * 1000000ULL;
+	uint64_t limit = ((uint64_t)e->cfg.device_timeout_ms + AP_HANG_SLACK_MS) * 1000000ULL;
 	size_t i;
 
 	if (!e->on_worker)
@@ -88,7 +80,7 @@ void settle_stop_if_requested_locked(struct ap_engine *e)
 	unsigned int n_busy = 0;
 	size_t i;
 
-	if (!settle_stop_signal() || e->stopping)
+	if (!settle_stop_signal(e) || e->stopping)
 		return;
 	e->stopping = true;
 	now = ap_now_ns();
@@ -108,7 +100,7 @@ void settle_stop_if_requested_locked(struct ap_engine *e)
 		ap_trace_mark(n->call, "stopped", now);
 	}
 	log_notice("stopping on %s: %u call%s in progress left unfinished, no further device "
-		   "is probed or published", settle_stop_signal() == SIGINT ? "SIGINT" : "SIGTERM",
+		   "is probed or published", settle_stop_signal(e) == SIGINT ? "SIGINT" : "SIGTERM",
 		   n_busy, n_busy == 1 ? "" : "s");
 	pthread_cond_broadcast(&e->cond);
 }

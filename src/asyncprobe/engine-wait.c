@@ -166,7 +166,7 @@ static bool node_given_up(struct ap_node *n)
 	pthread_mutex_lock(&n->e->lock);
 	r = n->abandoned || n->e->stopping;
 	pthread_mutex_unlock(&n->e->lock);
-	return r || settle_stop_signal();
+	return r || settle_stop_signal(n->e);
 }
 
 /*
@@ -180,7 +180,7 @@ static bool node_given_up(struct ap_node *n)
 int wait_probe_returned(struct ap_node *n, struct udev *udev, unsigned int grace)
 {
 	struct probe_wait p = { .e = n->e, .syspath = n->syspath };
-	unsigned int timeout = ap_cfg.device_timeout_ms;
+	unsigned int timeout = n->e->cfg.device_timeout_ms;
 	uint64_t t0 = ap_now_ns();
 	bool warned = false;
 
@@ -340,7 +340,7 @@ void wait_enumerated(struct ap_node *n, struct udev *udev)
 {
 	struct wait_ctx w = { .udev = udev, .syspath = n->syspath, .subsystem = "scsi",
 			      .devtype = "scsi_device" };
-	unsigned int timeout = ap_cfg.device_timeout_ms;
+	unsigned int timeout = n->e->cfg.device_timeout_ms;
 	uint64_t t0 = ap_now_ns();
 
 	if (count_children(udev, n->syspath, "ata_port", NULL, NULL) > 0) {
@@ -398,7 +398,7 @@ void wait_controllers_probed(struct ap_node *n)
 	struct ap_engine *e = n->e;
 	uint64_t t0, limit;
 
-	if (!e->parallel || !e->modules_on || !n->modalias || ap_cfg.dry_run)
+	if (!e->parallel || !e->modules_on || !n->modalias || e->cfg.dry_run)
 		return;
 	/*
 	 * Not bounded by --device-timeout: each controller call is bounded by
@@ -408,7 +408,7 @@ void wait_controllers_probed(struct ap_node *n)
 	 * last bound is only a backstop.
 	 */
 	t0 = ap_now_ns();
-	limit = 4 * ((uint64_t)ap_cfg.device_timeout_ms + AP_HANG_SLACK_MS) * 1000000ULL;
+	limit = 4 * ((uint64_t)e->cfg.device_timeout_ms + AP_HANG_SLACK_MS) * 1000000ULL;
 	for (;;) {
 		bool stop;
 

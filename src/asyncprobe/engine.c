@@ -152,8 +152,6 @@
 #include "names.h"
 #include "trace.h"
 
-struct ap_config ap_cfg;
-
 void ap_config_defaults(struct ap_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -163,13 +161,10 @@ void ap_config_defaults(struct ap_config *cfg)
 	cfg->log_target = AP_LOG_AUTO;
 }
 
-int ap_engine_start(struct ap_engine **ret)
+int ap_engine_new(struct ap_engine **ret, const struct ap_config *cfg)
 {
 	struct ap_engine *e;
-	struct ap_node *disc;
 	pthread_condattr_t ca;
-	char *bl = NULL;
-	int r;
 
 	e = calloc(1, sizeof(*e));
 	if (!e)
@@ -180,15 +175,42 @@ int ap_engine_start(struct ap_engine **ret)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&e->cond, &ca);
 	pthread_condattr_destroy(&ca);
-	e->t0 = ap_now_ns();
+	e->cfg = *cfg;
 	e->run = node_run;
+	*ret = e;
+	return 0;
+}
 
+int ap_engine_start(struct ap_engine **ret, const struct ap_config *cfg)
+{
+	struct ap_engine *e;
+	int r;
+
+	r = ap_engine_new(&e, cfg);
+	if (r < 0)
+		return r;
+	r = ap_engine_run(e);
+	if (r < 0) {
+		ap_engine_free(e);
+		return r;
+	}
+	*ret = e;
+	return 0;
+}
+
+int ap_engine_run(struct ap_engine *e)
+{
+	struct ap_node *disc;
+	char *bl = NULL;
+	int r;
+
+	e->t0 = ap_now_ns();
 	if (ap_cmdline_read(&e->cmdline) < 0)
 		e->cmdline = NULL;
-	if (ap_cfg.fastboot < 0)
+	if (e->cfg.fastboot < 0)
 		e->fastboot = e->cmdline && ap_cmdline_get(e->cmdline, "fastboot", NULL);
 	else
-		e->fastboot = ap_cfg.fastboot > 0;
+		e->fastboot = e->cfg.fastboot > 0;
 	/*
 	 * Both modes run calls on worker threads, so the top level stays free
 	 * to abandon a hung one; sequentially on a single worker, one call at
@@ -205,20 +227,19 @@ int ap_engine_start(struct ap_engine **ret)
 	if (!e->on_worker)
 		async_set_enabled(false);
 	root_first_setup(e);
-	async_set_max_threads(!e->parallel ? 1 : ap_cfg.max_threads ? ap_cfg.max_threads
+	async_set_max_threads(!e->parallel ? 1 : e->cfg.max_threads ? e->cfg.max_threads
 								    : AP_DEFAULT_MAX_THREADS);
-	if (ap_cfg.trace_file || ap_cfg.plot_file)
+	if (e->cfg.trace_file || e->cfg.plot_file)
 		ap_trace_enable();
-	e->progress = ap_cfg.progress;
+	e->progress = e->cfg.progress;
 
-	if (!ap_cfg.no_modules) {
-		r = ap_modules_new(&e->mods, ap_cfg.basedir, ap_cfg.modules_dir,
-				   ap_cfg.kernel_version, ap_cfg.modprobe_config, ap_cfg.dry_run);
-		if (r < 0 && (ap_cfg.basedir || ap_cfg.modules_dir || ap_cfg.kernel_version ||
-			      ap_cfg.modprobe_config)) {
+	if (!e->cfg.no_modules) {
+		r = ap_modules_new(&e->mods, e->cfg.basedir, e->cfg.modules_dir,
+				   e->cfg.kernel_version, e->cfg.modprobe_config, e->cfg.dry_run);
+		if (r < 0 && (e->cfg.basedir || e->cfg.modules_dir || e->cfg.kernel_version ||
+			      e->cfg.modprobe_config)) {
 			/* an explicit tree that does not work is a configuration error */
 			log_error("module tree unusable: %s", strerror(-r));
-			ap_engine_free(e);
 			return r == -ENOENT ? -ENOENT : r;
 		}
 		if (r < 0)
@@ -229,11 +250,10 @@ int ap_engine_start(struct ap_engine **ret)
 			free(bl);
 		}
 	}
-	if (!ap_cfg.no_links) {
-		e->links = ap_links_new(ap_cfg.dev_dir, ap_cfg.dry_run);
+	if (!e->cfg.no_links) {
+		e->links = ap_links_new(e->cfg.dev_dir, e->cfg.dry_run);
 		if (!e->links) {
-			log_error("cannot set up links below %s", ap_cfg.dev_dir);
-			ap_engine_free(e);
+			log_error("cannot set up links below %s", e->cfg.dev_dir);
 			return -ENOMEM;
 		}
 	}
@@ -247,9 +267,9 @@ int ap_engine_start(struct ap_engine **ret)
 	}
 
 	log_info("%s run%s, %s, device timeout %u ms", e->parallel ? "fastboot (concurrent)" :
-		 "sequential", ap_cfg.dry_run ? " (dry run)" : "",
+		 "sequential", e->cfg.dry_run ? " (dry run)" : "",
 		 e->modules_on ? ap_modules_dir(e->mods) : "no module loading",
-		 ap_cfg.device_timeout_ms);
+		 e->cfg.device_timeout_ms);
 
 	pthread_mutex_lock(&e->lock);
 	disc = node_register_locked(e, "", AP_KIND_NONE, NULL);
@@ -258,10 +278,8 @@ int ap_engine_start(struct ap_engine **ret)
 		order_insert_locked(e, NULL, disc);     /* the head of the order: cookie 1 */
 	}
 	pthread_mutex_unlock(&e->lock);
-	if (!disc) {
-		ap_engine_free(e);
+	if (!disc)
 		return -ENOMEM;
-	}
 	free(disc->syspath);
 	disc->syspath = NULL;   /* never matches a device */
 	disc->discovery = true;
@@ -270,7 +288,6 @@ int ap_engine_start(struct ap_engine **ret)
 	/* Sequentially, everything runs here; concurrently, this returns at once. */
 	if (!e->parallel)
 		settle(e, NULL, NULL, 0);
-	*ret = e;
 	return 0;
 }
 
@@ -294,7 +311,7 @@ int ap_engine_wait_path(struct ap_engine *e, const char *relpath, unsigned int t
 
 	if (!e || !relpath)
 		return -EINVAL;
-	snprintf(p.path, sizeof(p.path), "%s/%s", ap_cfg.dev_dir, relpath);
+	snprintf(p.path, sizeof(p.path), "%s/%s", e->cfg.dev_dir, relpath);
 	if (timeout_ms != 0 && timeout_ms != UINT32_MAX)
 		deadline = ap_now_ns() + (uint64_t)timeout_ms * 1000000ULL;
 
@@ -411,9 +428,9 @@ static int engine_snapshot(struct ap_engine *e, struct ap_manifest *m,
 	}
 	qsort(v, m->n_nodes, sizeof(*v), manifest_node_cmp);
 	m->fastboot = e->fastboot;
-	m->dry_run = ap_cfg.dry_run;
+	m->dry_run = e->cfg.dry_run;
 	m->modules_dir = e->modules_on ? ap_modules_dir(e->mods) : NULL;
-	m->dev_dir = ap_cfg.dev_dir;
+	m->dev_dir = e->cfg.dev_dir;
 	m->chaos = getenv("ASYNC_CHAOS");
 	m->nodes = v;
 	m->links = links;
@@ -465,29 +482,29 @@ int ap_engine_finish(struct ap_engine *e)
 	if (engine_snapshot(e, &m, &nodes, &links) < 0)
 		return AP_EXIT_SYSTEM;
 	if (e->stopping)
-		m.counts.stop_signal = settle_stop_signal();
+		m.counts.stop_signal = settle_stop_signal(e);
 	c = m.counts;
 	status = ap_counts_exit_status(&c);
 
-	if (ap_udev_rules_finish(e->links) < 0)
+	if (ap_udev_rules_finish(e->links, &e->cfg) < 0)
 		status = status ?: AP_EXIT_DEGRADED;
-	if (ap_cfg.json_file && ap_manifest_write(&m, ap_cfg.json_file) < 0)
+	if (e->cfg.json_file && ap_manifest_write(&m, e->cfg.json_file) < 0)
 		status = status ?: AP_EXIT_DEGRADED;
-	if (ap_cfg.trace_file) {
-		r = ap_trace_write_chrome(ap_cfg.trace_file);
+	if (e->cfg.trace_file) {
+		r = ap_trace_write_chrome(e->cfg.trace_file);
 		if (r < 0)
-			log_error("cannot write trace %s: %s", ap_cfg.trace_file, strerror(-r));
+			log_error("cannot write trace %s: %s", e->cfg.trace_file, strerror(-r));
 	}
-	if (ap_cfg.plot_file) {
-		r = ap_trace_write_svg(ap_cfg.plot_file, "asyncprobe");
+	if (e->cfg.plot_file) {
+		r = ap_trace_write_svg(e->cfg.plot_file, "asyncprobe");
 		if (r < 0)
-			log_error("cannot write plot %s: %s", ap_cfg.plot_file, strerror(-r));
+			log_error("cannot write plot %s: %s", e->cfg.plot_file, strerror(-r));
 	}
-	if (e->root_path && e->links && !ap_cfg.dry_run && !e->stopping) {
+	if (e->root_path && e->links && !e->cfg.dry_run && !e->stopping) {
 		char rp[PATH_MAX];
 		struct stat st;
 
-		snprintf(rp, sizeof(rp), "%s/disk/by-path/%s", ap_cfg.dev_dir, e->root_path);
+		snprintf(rp, sizeof(rp), "%s/disk/by-path/%s", e->cfg.dev_dir, e->root_path);
 		if (lstat(rp, &st) < 0)
 			log_notice("root path %s: no device has this by-path name (a disk moved?); "
 				   "it changed only the order", e->root_path);
@@ -498,7 +515,7 @@ int ap_engine_finish(struct ap_engine *e)
 	if (e->stopping)
 		log_notice("stopped on %s: %u call%s not run to the end; the links made are those "
 			   "of every device up to the first of them, a rerun makes the rest",
-			   settle_stop_signal() == SIGINT ? "SIGINT" : "SIGTERM", c.stopped,
+			   settle_stop_signal(e) == SIGINT ? "SIGINT" : "SIGTERM", c.stopped,
 			   c.stopped == 1 ? "" : "s");
 	log_notice("%u controllers, %u devices, %u links, %u modules loaded, %u failed, "
 		   "%u without a module, %.0f ms (%s)%s", c.controllers, c.devices, c.links,

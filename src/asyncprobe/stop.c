@@ -8,8 +8,9 @@
  * not just a volatile sig_atomic_t: that is only safe against a handler
  * on the thread that reads it.
  *
- * engine.c keeps its own flag (stop_request), set through the @forward
- * callback: it moves into the engine with the configuration (issue 14).
+ * The engine keeps its own request (struct ap_engine), set through the
+ * @forward callback for the one engine registered here: a pointer, so
+ * this file calls no function of the engine.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,11 +22,14 @@
 #include "stop.h"
 
 static int stop_sig;
-static void (*stop_forward)(int sig);
+static void (*stop_forward)(struct ap_engine *e, int sig);
+static struct ap_engine *stop_target;
 
 static void on_stop_signal(int sig)
 {
-	void (*forward)(int sig) = __atomic_load_n(&stop_forward, __ATOMIC_SEQ_CST);
+	void (*forward)(struct ap_engine *e, int sig) =
+		__atomic_load_n(&stop_forward, __ATOMIC_SEQ_CST);
+	struct ap_engine *target = __atomic_load_n(&stop_target, __ATOMIC_SEQ_CST);
 	int expected = 0;
 
 	if (!__atomic_compare_exchange_n(&stop_sig, &expected, sig, false,
@@ -34,11 +38,11 @@ static void on_stop_signal(int sig)
 		raise(sig);
 		return;
 	}
-	if (forward)
-		forward(sig);
+	if (forward && target)
+		forward(target, sig);
 }
 
-void ap_stop_catch(void (*forward)(int sig))
+void ap_stop_catch(void (*forward)(struct ap_engine *e, int sig))
 {
 	struct sigaction sa = { .sa_handler = on_stop_signal, .sa_flags = SA_RESTART };
 
@@ -46,6 +50,19 @@ void ap_stop_catch(void (*forward)(int sig))
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+}
+
+void ap_stop_set_target(struct ap_engine *e)
+{
+	void (*forward)(struct ap_engine *e, int sig) =
+		__atomic_load_n(&stop_forward, __ATOMIC_SEQ_CST);
+	int sig;
+
+	__atomic_store_n(&stop_target, e, __ATOMIC_SEQ_CST);
+	sig = ap_stop_signal();
+	/* a signal that came before: the handler found no engine, or this one */
+	if (e && sig && forward)
+		forward(e, sig);
 }
 
 int ap_stop_signal(void)
