@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "util.h"
@@ -52,6 +53,13 @@ char *ap_strdup_or_null(const char *s, int *err)
 	if (!d && err)
 		*err = -ENOMEM;
 	return d;
+}
+
+bool ap_dir_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 long ap_peak_rss_kib(void)

@@ -32,6 +32,9 @@ bool ap_streq_ptr(const char *a, const char *b);
  */
 char *ap_strdup_or_null(const char *s, int *err);
 
+/* Whether @path is a directory (stat(), links followed). */
+bool ap_dir_exists(const char *path);
+
 /*
  * The process's peak resident set so far in KiB: VmHWM of
  * /proc/self/status, what the README, the manifest's
