@@ -463,15 +463,9 @@ int main(int argc, char **argv)
 		return AP_EXIT_CONFIG;
 	}
 
-	ap_stop_catch(ap_engine_request_stop);
-	r = ap_engine_new(&e, &cfg);
-	if (r == 0) {
-		ap_stop_set_target(e);
-		r = ap_engine_run(e);
-	}
+	ap_stop_catch();
+	r = ap_stop_engine_start(&e, &cfg);
 	if (r < 0) {
-		ap_stop_set_target(NULL);
-		ap_engine_free(e);
 		ap_log_close();
 		return r == -ENOENT || r == -EINVAL ? AP_EXIT_CONFIG : AP_EXIT_SYSTEM;
 	}

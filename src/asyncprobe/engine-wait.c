@@ -218,49 +218,6 @@ int wait_probe_returned(struct ap_node *n, struct udev *udev, unsigned int grace
 	}
 }
 
-static int count_children(struct udev *udev, const char *syspath, const char *subsystem,
-			  bool (*match)(struct udev_device *d, void *arg), void *arg)
-{
-	struct udev_device *parent = udev_device_new_from_syspath(udev, syspath);
-	struct udev_enumerate *en = udev_enumerate_new(udev);
-	struct udev_list_entry *item;
-	int n = 0;
-
-	if (!parent || !en)
-		goto out;
-	udev_enumerate_add_match_parent(en, parent);
-	udev_enumerate_add_match_subsystem(en, subsystem);
-	if (udev_enumerate_scan_devices(en) < 0)
-		goto out;
-	udev_list_entry_foreach(item, udev_enumerate_get_list_entry(en)) {
-		struct udev_device *d;
-
-		if (!match) {
-			n++;
-			continue;
-		}
-		d = udev_device_new_from_syspath(udev, udev_list_entry_get_name(item));
-		if (d) {
-			n += match(d, arg);
-			udev_device_unref(d);
-		}
-	}
-out:
-	if (en)
-		udev_enumerate_unref(en);
-	if (parent)
-		udev_device_unref(parent);
-	return n;
-}
-
-static bool is_scsi_device(struct udev_device *d, void *arg)
-{
-	const char *t = udev_device_get_devtype(d);
-
-	(void)arg;
-	return t && strcmp(t, "scsi_device") == 0;
-}
-
 struct ata_count {
 	int unknown, present;
 	char *report;           /* NULL, or where to list what each device showed */
@@ -327,9 +284,9 @@ static bool pred_ata_ports_done(void *data)
 	struct wait_ctx *w = data;
 	struct ata_count c = { 0, 0, NULL, 0 };
 
-	count_children(w->udev, w->syspath, "ata_device", count_ata_class, &c);
+	ap_count_children(w->udev, w->syspath, "ata_device", NULL, count_ata_class, &c);
 	return c.unknown == 0 &&
-	       count_children(w->udev, w->syspath, "scsi", is_scsi_device, NULL) >= c.present;
+	       ap_count_children(w->udev, w->syspath, "scsi", "scsi_device", NULL, NULL) >= c.present;
 }
 
 /*
@@ -343,18 +300,18 @@ void wait_enumerated(struct ap_node *n, struct udev *udev)
 	unsigned int timeout = n->e->cfg.device_timeout_ms;
 	uint64_t t0 = ap_now_ns();
 
-	if (count_children(udev, n->syspath, "ata_port", NULL, NULL) > 0) {
+	if (ap_count_children(udev, n->syspath, "ata_port", NULL, NULL, NULL) > 0) {
 		if (ap_monitor_wait(n->e->mon, pred_ata_ports_done, &w, timeout) < 0) {
 			char report[1024] = "";
 			struct ata_count c = { 0, 0, report, sizeof(report) };
 
-			count_children(udev, n->syspath, "ata_device", count_ata_class, &c);
+			ap_count_children(udev, n->syspath, "ata_device", NULL, count_ata_class, &c);
 			log_warning("%s: ATA ports not all probed after %u ms (class/pio/link speed:%s)",
 				    n->sysname, timeout, report);
 		} else
 			log_info("%s: ATA ports probed after %.0f ms", n->sysname,
 				 ap_ms_between(t0, ap_now_ns()));
-	} else if (count_children(udev, n->syspath, "scsi_host", NULL, NULL) > 0 &&
+	} else if (ap_count_children(udev, n->syspath, "scsi_host", NULL, NULL, NULL) > 0 &&
 		   !ap_modules_scsi_scan_sync()) {
 		/* the insertion's own barrier covered the scan (see above) */
 		log_debug("%s: scsi_mod scans asynchronously (scan= set by the user?)", n->sysname);

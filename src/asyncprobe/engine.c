@@ -549,12 +549,8 @@ struct ap_engine *ap_engine_free(struct ap_engine *e)
 		node_free(e->nodes[i]);
 	free(e->nodes);
 	free(e->by_path);
-	for (i = 0; i < e->n_backlog; i++)
-		free(e->backlog[i]);
-	free(e->backlog);
-	for (i = 0; i < e->bound_size; i++)
-		free(e->bound[i]);
-	free(e->bound);
+	ap_strv_free(e->backlog, e->n_backlog);
+	ap_strv_free(e->bound, e->bound_size);      /* sparse: NULL where empty */
 	ap_modules_free(e->mods);
 	ap_links_free(e->links);
 	free(e->cmdline);

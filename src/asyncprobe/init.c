@@ -240,7 +240,7 @@ static int init_unit(struct ap_config *cfg)
 	struct stat st;
 
 	/* the first SIGINT or SIGTERM stops the run early, a second one at once */
-	ap_stop_catch(ap_engine_request_stop);
+	ap_stop_catch();
 
 	r = ap_init_load_bootparams(&bp);
 	if (r < 0) {
@@ -268,14 +268,8 @@ static int init_unit(struct ap_config *cfg)
 	}
 
 	ap_notify("STATUS=Loading storage drivers and probing disks");
-	r = ap_engine_new(&e, cfg);
-	if (r == 0) {
-		ap_stop_set_target(e);
-		r = ap_engine_run(e);
-	}
+	r = ap_stop_engine_start(&e, cfg);
 	if (r < 0) {
-		ap_stop_set_target(NULL);
-		ap_engine_free(e);
 		ap_notifyf("STATUS=Probe engine failed to start: %s", strerror(-r));
 		ap_bootparams_clear(&bp);
 		return AP_EXIT_SYSTEM;

@@ -232,21 +232,13 @@ fail:
 
 struct ap_modules *ap_modules_free(struct ap_modules *m)
 {
-	size_t i;
-
 	if (!m)
 		return NULL;
 	if (m->ctx)
 		kmod_unref(m->ctx);
-	for (i = 0; i < m->n_blacklist; i++)
-		free(m->blacklist[i]);
-	free(m->blacklist);
-	for (i = 0; i < m->n_soft_failed; i++)
-		free(m->soft_failed[i]);
-	free(m->soft_failed);
-	for (i = 0; i < m->n_touched; i++)
-		free(m->touched[i]);
-	free(m->touched);
+	ap_strv_free(m->blacklist, m->n_blacklist);
+	ap_strv_free(m->soft_failed, m->n_soft_failed);
+	ap_strv_free(m->touched, m->n_touched);
 	free(m->dir);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
@@ -298,12 +290,8 @@ static bool cmdline_blacklisted(struct ap_modules *m, const char *name)
 
 void ap_modload_clear(struct ap_modload *l)
 {
-	size_t i;
-
 	free(l->module);
-	for (i = 0; i < l->n_chain; i++)
-		free(l->chain[i]);
-	free(l->chain);
+	ap_strv_free(l->chain, l->n_chain);
 	memset(l, 0, sizeof(*l));
 }
 

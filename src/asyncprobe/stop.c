@@ -8,9 +8,8 @@
  * not just a volatile sig_atomic_t: that is only safe against a handler
  * on the thread that reads it.
  *
- * The engine keeps its own request (struct ap_engine), set through the
- * @forward callback for the one engine registered here: a pointer, so
- * this file calls no function of the engine.
+ * The engine keeps its own request (struct ap_engine), set for the one
+ * engine registered here; the engine calls nothing of this file.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,16 +18,14 @@
 #include <stddef.h>
 #include <time.h>
 
+#include "engine.h"
 #include "stop.h"
 
 static int stop_sig;
-static void (*stop_forward)(struct ap_engine *e, int sig);
 static struct ap_engine *stop_target;
 
 static void on_stop_signal(int sig)
 {
-	void (*forward)(struct ap_engine *e, int sig) =
-		__atomic_load_n(&stop_forward, __ATOMIC_SEQ_CST);
 	struct ap_engine *target = __atomic_load_n(&stop_target, __ATOMIC_SEQ_CST);
 	int expected = 0;
 
@@ -38,15 +35,14 @@ static void on_stop_signal(int sig)
 		raise(sig);
 		return;
 	}
-	if (forward && target)
-		forward(target, sig);
+	if (target)
+		ap_engine_request_stop(target, sig);
 }
 
-void ap_stop_catch(void (*forward)(struct ap_engine *e, int sig))
+void ap_stop_catch(void)
 {
 	struct sigaction sa = { .sa_handler = on_stop_signal, .sa_flags = SA_RESTART };
 
-	__atomic_store_n(&stop_forward, forward, __ATOMIC_SEQ_CST);
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -54,15 +50,32 @@ void ap_stop_catch(void (*forward)(struct ap_engine *e, int sig))
 
 void ap_stop_set_target(struct ap_engine *e)
 {
-	void (*forward)(struct ap_engine *e, int sig) =
-		__atomic_load_n(&stop_forward, __ATOMIC_SEQ_CST);
 	int sig;
 
 	__atomic_store_n(&stop_target, e, __ATOMIC_SEQ_CST);
 	sig = ap_stop_signal();
 	/* a signal that came before: the handler found no engine, or this one */
-	if (e && sig && forward)
-		forward(e, sig);
+	if (e && sig)
+		ap_engine_request_stop(e, sig);
+}
+
+int ap_stop_engine_start(struct ap_engine **ret, const struct ap_config *cfg)
+{
+	struct ap_engine *e;
+	int r;
+
+	r = ap_engine_new(&e, cfg);
+	if (r < 0)
+		return r;
+	ap_stop_set_target(e);
+	r = ap_engine_run(e);
+	if (r < 0) {
+		ap_stop_set_target(NULL);
+		ap_engine_free(e);
+		return r;
+	}
+	*ret = e;
+	return 0;
 }
 
 int ap_stop_signal(void)

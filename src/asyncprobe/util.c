@@ -55,6 +55,15 @@ char *ap_strdup_or_null(const char *s, int *err)
 	return d;
 }
 
+void ap_strv_free(char **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 bool ap_dir_exists(const char *path)
 {
 	struct stat st;

@@ -32,6 +32,9 @@ bool ap_streq_ptr(const char *a, const char *b);
  */
 char *ap_strdup_or_null(const char *s, int *err);
 
+/* Free the @n strings of @v (NULL entries allowed), then @v. */
+void ap_strv_free(char **v, size_t n);
+
 /* Whether @path is a directory (stat(), links followed). */
 bool ap_dir_exists(const char *path);
 
