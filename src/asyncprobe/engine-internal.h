@@ -154,6 +154,12 @@ struct ap_engine {
 	char root_pci[16];              /* ... the PCI address in it, or "" */
 };
 
+/* The signal a stop request came with (ap_engine_request_stop()), or 0. */
+static inline int engine_stop_signal(struct ap_engine *e)
+{
+	return __atomic_load_n(&e->stop_request, __ATOMIC_SEQ_CST);
+}
+
 /* What a wait looks for below @syspath (engine-wait.c's predicates). */
 struct wait_ctx {
 	struct udev *udev;
@@ -208,7 +214,6 @@ void hotplug_on_uevent(const char *action, const char *syspath, void *userdata);
 void hotplug_coldplug_complete(struct ap_engine *e);
 
 /* engine-settle.c */
-int settle_stop_signal(struct ap_engine *e);
 void settle_stop_if_requested_locked(struct ap_engine *e);
 void settle(struct ap_engine *e, bool (*until)(struct ap_engine *, const void *),
 	    const void *arg, uint64_t deadline_ns);

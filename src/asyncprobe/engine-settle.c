@@ -21,11 +21,6 @@ void ap_engine_request_stop(struct ap_engine *e, int sig)
 	__atomic_store_n(&e->stop_request, sig ? sig : SIGTERM, __ATOMIC_SEQ_CST);
 }
 
-int settle_stop_signal(struct ap_engine *e)
-{
-	return __atomic_load_n(&e->stop_request, __ATOMIC_SEQ_CST);
-}
-
 /* Give up on a hung call (engine lock held).  See "A call that hangs". */
 static void abandon_locked(struct ap_engine *e, struct ap_node *n, uint64_t now)
 {
@@ -80,7 +75,7 @@ void settle_stop_if_requested_locked(struct ap_engine *e)
 	unsigned int n_busy = 0;
 	size_t i;
 
-	if (!settle_stop_signal(e) || e->stopping)
+	if (!engine_stop_signal(e) || e->stopping)
 		return;
 	e->stopping = true;
 	now = ap_now_ns();
@@ -100,7 +95,7 @@ void settle_stop_if_requested_locked(struct ap_engine *e)
 		ap_trace_mark(n->call, "stopped", now);
 	}
 	log_notice("stopping on %s: %u call%s in progress left unfinished, no further device "
-		   "is probed or published", settle_stop_signal(e) == SIGINT ? "SIGINT" : "SIGTERM",
+		   "is probed or published", engine_stop_signal(e) == SIGINT ? "SIGINT" : "SIGTERM",
 		   n_busy, n_busy == 1 ? "" : "s");
 	pthread_cond_broadcast(&e->cond);
 }

@@ -166,7 +166,7 @@ static bool node_given_up(struct ap_node *n)
 	pthread_mutex_lock(&n->e->lock);
 	r = n->abandoned || n->e->stopping;
 	pthread_mutex_unlock(&n->e->lock);
-	return r || settle_stop_signal(n->e);
+	return r || engine_stop_signal(n->e);
 }
 
 /*

@@ -482,7 +482,7 @@ int ap_engine_finish(struct ap_engine *e)
 	if (engine_snapshot(e, &m, &nodes, &links) < 0)
 		return AP_EXIT_SYSTEM;
 	if (e->stopping)
-		m.counts.stop_signal = settle_stop_signal(e);
+		m.counts.stop_signal = engine_stop_signal(e);
 	c = m.counts;
 	status = ap_counts_exit_status(&c);
 
@@ -515,7 +515,7 @@ int ap_engine_finish(struct ap_engine *e)
 	if (e->stopping)
 		log_notice("stopped on %s: %u call%s not run to the end; the links made are those "
 			   "of every device up to the first of them, a rerun makes the rest",
-			   settle_stop_signal(e) == SIGINT ? "SIGINT" : "SIGTERM", c.stopped,
+			   engine_stop_signal(e) == SIGINT ? "SIGINT" : "SIGTERM", c.stopped,
 			   c.stopped == 1 ? "" : "s");
 	log_notice("%u controllers, %u devices, %u links, %u modules loaded, %u failed, "
 		   "%u without a module, %.0f ms (%s)%s", c.controllers, c.devices, c.links,

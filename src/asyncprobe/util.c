@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Small shared helpers (see util.h): monotonic time and milliseconds,
- * string prefixes, peak RSS, output files that report failed writes.
+ * string prefixes, string copies and arrays, directories, peak RSS,
+ * output files that report failed writes.
  * Each job has one helper here instead of a copy per file.
  */
 #include <errno.h>

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Small helpers every part of asyncprobe uses (util.c): time, string
- * prefixes, the process's peak memory, and opening and closing an output
- * file ("-" is stdout) so that a failed write is never silent.
+ * prefixes, copying a string that may be NULL, freeing an array of
+ * strings, whether a directory exists, the process's peak memory, and
+ * opening and closing an output file ("-" is stdout) so that a failed
+ * write is never silent.
  */
 #ifndef ASYNCPROBE_UTIL_H
 #define ASYNCPROBE_UTIL_H
