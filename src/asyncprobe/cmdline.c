@@ -726,7 +726,7 @@ static int bootparam_cb(const char *key, const char *v, void *userdata)
 		else
 			p->verbose = b ? 2 : 0;
 	} else if (key_equal(key, "root_path")) {
-		/* the engine reads it (engine.c, root_first_parse()) */
+		/* the engine reads it (engine-root.c, root_first_setup()) */
 	} else {
 		p->n_invalid++;
 		log_warning("kernel command line: unknown option asyncprobe.%s, ignoring", key);

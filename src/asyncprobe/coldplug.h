@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Coldplug internals shared by engine.c, discovery.c, modules.c and probe.c
+ * Coldplug internals shared by engine*.c, discovery.c, modules*.c and probe.c
  * (and the unit tests, which link libasyncprobe.la).  Not a contract with
  * the other areas: engine.h is.
  */

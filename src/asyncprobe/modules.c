@@ -44,7 +44,7 @@
  * "scsi:...": sd, sr probe asynchronously anyway) and file system modules
  * (ap_modules_insert_options(), init.c) never wait for other devices'
  * probes, and a controller's insertion still returns after its own probe
- * and what that started (the engine checks that itself too: engine.c,
+ * and what that started (the engine checks that itself too: engine-wait.c,
  * "Waiting for a driver").  The kernel parses the parameter for every module
  * (unknown_module_param_cb) since Linux 4.2; 3.16 to 4.1 ignore it with a
  * warning in the kernel log, older kernels refuse the module (ENOENT,
