@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -23,10 +24,18 @@
 
 static int stop_sig;
 static struct ap_engine *stop_target;
+static int stop_in_handler;     /* handlers between loading stop_target and using it */
 
+/*
+ * The signal is recorded before the target is read, and
+ * ap_stop_set_target() stores the target before it reads the signal: one
+ * of the two sees the other's write, so a signal that races with the
+ * registration still reaches the engine (twice at worst, which is
+ * harmless).
+ */
 static void on_stop_signal(int sig)
 {
-	struct ap_engine *target = __atomic_load_n(&stop_target, __ATOMIC_SEQ_CST);
+	struct ap_engine *target;
 	int expected = 0;
 
 	if (!__atomic_compare_exchange_n(&stop_sig, &expected, sig, false,
@@ -35,8 +44,11 @@ static void on_stop_signal(int sig)
 		raise(sig);
 		return;
 	}
+	__atomic_add_fetch(&stop_in_handler, 1, __ATOMIC_SEQ_CST);
+	target = __atomic_load_n(&stop_target, __ATOMIC_SEQ_CST);
 	if (target)
 		ap_engine_request_stop(target, sig);
+	__atomic_sub_fetch(&stop_in_handler, 1, __ATOMIC_SEQ_CST);
 }
 
 void ap_stop_catch(void)
@@ -53,6 +65,9 @@ void ap_stop_set_target(struct ap_engine *e)
 	int sig;
 
 	__atomic_store_n(&stop_target, e, __ATOMIC_SEQ_CST);
+	/* an engine about to be freed: no handler on another thread still holds it */
+	while (!e && __atomic_load_n(&stop_in_handler, __ATOMIC_SEQ_CST))
+		sched_yield();
 	sig = ap_stop_signal();
 	/* a signal that came before: the handler found no engine, or this one */
 	if (e && sig)
