@@ -5,14 +5,26 @@
  *
  *   cli.c          main(), options, exit status
  *   log.c          logging to stderr or /dev/kmsg, progress line
- *   util.c         util.h: time, prefixes, peak RSS, output files
+ *   util.c         util.h: time, prefixes, string copies and arrays,
+ *                  directories, peak RSS, output files
  *   utf8.c         utf8.h: the one UTF-8 decoder
  *   json.c         json.h: the JSON string writer (manifest, Chrome trace)
- *   discovery.c    coldplug.h: libudev enumeration, NVMe heads, kernel
- *                  uevent monitor, topology order
- *   modules.c      coldplug.h: driver loading through libkmod
- *   engine.c       engine.h: the run: nodes, ordered spawning of async
- *                  calls, summary, the snapshot manifest.c writes
+ *   discovery.c    coldplug.h: libudev enumeration, counting children,
+ *                  NVMe heads, kernel uevent monitor, topology order
+ *   modules.c      coldplug.h: driver loading through libkmod: the
+ *                  context and entry points; step 1, the load plan, in
+ *                  modules-plan.c, step 2, the insertion, in
+ *                  modules-insert.c (modules-internal.h, private)
+ *   engine.c       engine.h: the run's API and theory of operation,
+ *                  summary, the snapshot manifest.c writes; its parts
+ *                  (engine-internal.h, private, has the map):
+ *     engine-node.c     nodes: registration, syspath index, description
+ *     engine-order.c    the publication order, publishing, the queue
+ *     engine-root.c     root first
+ *     engine-wait.c     waiting for a driver
+ *     engine-call.c     a device's call and its step 2
+ *     engine-hotplug.c  uevents, devices that appear later
+ *     engine-settle.c   the top level's loop, the hang rule, stop requests
  *   manifest.c     manifest.h: the --json manifest from that snapshot
  *   probe.c        coldplug.h: libblkid probing of disks and partitions
  *   identity.c     identity.h: by-id identity data (sysfs VPD pages, ATA
@@ -31,7 +43,8 @@
  *   init.c         init.h: PID 1 and the initrd unit: the boot; its steps in
  *                  init-bootparams.c, init-mounts.c, init-root.c,
  *                  init-switch.c, init-rescue.c (init-internal.h, private)
- *   stop.c         stop.h: SIGINT/SIGTERM as a stop request (cli, unit)
+ *   stop.c         stop.h: SIGINT/SIGTERM as a stop request to the one
+ *                  registered engine (cli, unit)
  *   notify.c       notify.h: sd_notify
  */
 #ifndef ASYNCPROBE_H
@@ -72,6 +85,11 @@ enum {
 /* One malloc arena: glibc makes one per thread (up to 8 x CPUs). */
 #define AP_MALLOC_ARENA_MAX 1
 
+/*
+ * The settings of one run: main() (cli.c) parses the command line into
+ * its own value, init adds the kernel command line's (init-bootparams.c),
+ * and the engine keeps a copy (ap_engine_new()).  No global holds it.
+ */
 struct ap_config {
 	const char *dev_dir;            /* "/dev" */
 	const char *basedir;            /* -b: root holding lib/modules/KVER, NULL = / */
@@ -97,8 +115,6 @@ struct ap_config {
 	bool init_mode;                 /* --init or PID 1 */
 	const char *root_path;          /* --root-path: the root's by-path name, "none", NULL */
 };
-
-extern struct ap_config ap_cfg;
 
 void ap_config_defaults(struct ap_config *cfg);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * main(): options into ap_cfg, then either PID 1 mode (init.c), a module
+ * main(): options into its struct ap_config, then either PID 1 mode (init.c), a module
  * alias lookup (--resolve-modalias), or one engine run.  Exit status as in
  * asyncprobe(8), EXIT STATUS.
  */
@@ -150,7 +150,7 @@ static int parse_uint(const char *s, unsigned int *ret)
  * output file (--json=, --trace=, --plot=) whose directory is missing or
  * not writable, or that names a directory.  Returns 0 or AP_EXIT_CONFIG.
  */
-static int check_dev_dir(const char *dir)
+static int check_dev_dir(const struct ap_config *cfg, const char *dir)
 {
 	struct stat st;
 
@@ -162,7 +162,7 @@ static int check_dev_dir(const char *dir)
 		fprintf(stderr, "asyncprobe: --dev-dir %s: not a directory\n", dir);
 		return AP_EXIT_CONFIG;
 	}
-	if (!ap_cfg.dry_run && !ap_cfg.no_links && access(dir, W_OK) < 0) {
+	if (!cfg->dry_run && !cfg->no_links && access(dir, W_OK) < 0) {
 		fprintf(stderr, "asyncprobe: --dev-dir %s: cannot create links there: %s\n", dir,
 			strerror(errno));
 		return AP_EXIT_CONFIG;
@@ -221,12 +221,12 @@ static int check_output(const char *option, const char *file)
 }
 
 /*
- * Parse into ap_cfg.  Returns 0 to go on, or an exit status; *done is set
+ * Parse into @cfg.  Returns 0 to go on, or an exit status; *done is set
  * when the status is final although 0 (--help, --version).  @lenient: as
  * PID 1 the kernel hands over arguments that are not ours; ignore them.
  */
-static int parse_args(int argc, char **argv, bool lenient, const char ***resolve,
-		      size_t *n_resolve, bool *done)
+static int parse_args(struct ap_config *cfg, int argc, char **argv, bool lenient,
+		      const char ***resolve, size_t *n_resolve, bool *done)
 {
 	bool progress_off = false;
 	int c;
@@ -235,75 +235,75 @@ static int parse_args(int argc, char **argv, bool lenient, const char ***resolve
 	while ((c = getopt_long(argc, argv, "nb:S:C:ad:t:vqhV", options, NULL)) >= 0) {
 		switch (c) {
 		case 'n':
-			ap_cfg.dry_run = true;
+			cfg->dry_run = true;
 			break;
 		case 'b':
-			ap_cfg.basedir = optarg;
+			cfg->basedir = optarg;
 			break;
 		case 'S':
-			ap_cfg.kernel_version = optarg;
+			cfg->kernel_version = optarg;
 			break;
 		case OPT_MODULES_DIR:
-			ap_cfg.modules_dir = optarg;
+			cfg->modules_dir = optarg;
 			break;
 		case 'C':
-			ap_cfg.modprobe_config = optarg;
+			cfg->modprobe_config = optarg;
 			break;
 		case 'a':
-			ap_cfg.all_modules = true;
+			cfg->all_modules = true;
 			break;
 		case OPT_NO_MODULES:
-			ap_cfg.no_modules = true;
+			cfg->no_modules = true;
 			break;
 		case OPT_NO_LINKS:
-			ap_cfg.no_links = true;
+			cfg->no_links = true;
 			break;
 		case OPT_INCLUDE_LOOP:
-			ap_cfg.include_loop = true;
+			cfg->include_loop = true;
 			break;
 		case 'd':
-			ap_cfg.dev_dir = optarg;
+			cfg->dev_dir = optarg;
 			break;
 		case 't':
-			if (parse_timeout(optarg, &ap_cfg.device_timeout_ms) < 0) {
+			if (parse_timeout(optarg, &cfg->device_timeout_ms) < 0) {
 				fprintf(stderr, "asyncprobe: invalid --device-timeout: %s (seconds)\n", optarg);
 				return AP_EXIT_USAGE;
 			}
 			break;
 		case OPT_MAX_THREADS:
-			if (parse_uint(optarg, &ap_cfg.max_threads) < 0) {
+			if (parse_uint(optarg, &cfg->max_threads) < 0) {
 				fprintf(stderr, "asyncprobe: invalid --max-threads: %s\n", optarg);
 				return AP_EXIT_USAGE;
 			}
 			break;
 		case OPT_FASTBOOT:
-			ap_cfg.fastboot = 1;
+			cfg->fastboot = 1;
 			break;
 		case OPT_NO_FASTBOOT:
-			ap_cfg.fastboot = 0;
+			cfg->fastboot = 0;
 			break;
 		case OPT_JSON:
-			ap_cfg.json_file = optarg ? optarg : "-";
+			cfg->json_file = optarg ? optarg : "-";
 			break;
 		case OPT_TRACE:
-			ap_cfg.trace_file = optarg;
+			cfg->trace_file = optarg;
 			break;
 		case OPT_PLOT:
-			ap_cfg.plot_file = optarg;
+			cfg->plot_file = optarg;
 			break;
 		case 'v':
-			ap_cfg.verbose++;
+			cfg->verbose++;
 			break;
 		case 'q':
-			ap_cfg.quiet = true;
+			cfg->quiet = true;
 			break;
 		case OPT_LOG_TARGET:
 			if (strcmp(optarg, "auto") == 0)
-				ap_cfg.log_target = AP_LOG_AUTO;
+				cfg->log_target = AP_LOG_AUTO;
 			else if (strcmp(optarg, "stderr") == 0)
-				ap_cfg.log_target = AP_LOG_STDERR;
+				cfg->log_target = AP_LOG_STDERR;
 			else if (strcmp(optarg, "kmsg") == 0)
-				ap_cfg.log_target = AP_LOG_KMSG;
+				cfg->log_target = AP_LOG_KMSG;
 			else {
 				fprintf(stderr, "asyncprobe: invalid --log-target: %s (auto, stderr, kmsg)\n",
 					optarg);
@@ -323,17 +323,17 @@ static int parse_args(int argc, char **argv, bool lenient, const char ***resolve
 			break;
 		}
 		case OPT_INIT:
-			ap_cfg.init_mode = true;
+			cfg->init_mode = true;
 			break;
 		case OPT_UDEV_RULES:
 			if (!*optarg) {
 				fputs("asyncprobe: --udev-rules needs a path or 'none'\n", stderr);
 				return AP_EXIT_USAGE;
 			}
-			ap_cfg.udev_rules = optarg;
+			cfg->udev_rules = optarg;
 			break;
 		case OPT_ROOT_PATH:
-			ap_cfg.root_path = optarg;
+			cfg->root_path = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -355,44 +355,44 @@ static int parse_args(int argc, char **argv, bool lenient, const char ***resolve
 			argv[optind]);
 		return AP_EXIT_USAGE;
 	}
-	if (ap_cfg.basedir && ap_cfg.modules_dir) {
+	if (cfg->basedir && cfg->modules_dir) {
 		fputs("asyncprobe: --basedir and --modules-dir exclude each other\n", stderr);
 		if (!lenient)
 			return AP_EXIT_USAGE;
 	}
-	if (ap_cfg.quiet)
-		ap_cfg.verbose = -1;
+	if (cfg->quiet)
+		cfg->verbose = -1;
 	/* as PID 1 or --init, stderr is the console */
-	ap_cfg.progress = !progress_off && !lenient && !ap_cfg.init_mode && ap_cfg.verbose == 0 &&
-			  ap_log_resolve_target(ap_cfg.log_target) != AP_LOG_KMSG &&
+	cfg->progress = !progress_off && !lenient && !cfg->init_mode && cfg->verbose == 0 &&
+			  ap_log_resolve_target(cfg->log_target) != AP_LOG_KMSG &&
 			  ap_log_is_user_terminal(STDERR_FILENO, "/sys/class/tty/console/active") &&
-			  !(ap_cfg.json_file && strcmp(ap_cfg.json_file, "-") == 0 &&
+			  !(cfg->json_file && strcmp(cfg->json_file, "-") == 0 &&
 			    isatty(STDOUT_FILENO));
 	return 0;
 }
 
 /* Outside PID 1 and --init: what the command line names must be usable. */
-static int check_args(void)
+static int check_args(const struct ap_config *cfg)
 {
 	int r;
 
-	if (ap_cfg.dev_dir && (r = check_dev_dir(ap_cfg.dev_dir)) != 0)
+	if (cfg->dev_dir && (r = check_dev_dir(cfg, cfg->dev_dir)) != 0)
 		return r;
-	if ((r = check_output("json", ap_cfg.json_file)) != 0 ||
-	    (r = check_output("trace", ap_cfg.trace_file)) != 0 ||
-	    (r = check_output("plot", ap_cfg.plot_file)) != 0)
+	if ((r = check_output("json", cfg->json_file)) != 0 ||
+	    (r = check_output("trace", cfg->trace_file)) != 0 ||
+	    (r = check_output("plot", cfg->plot_file)) != 0)
 		return r;
 	return 0;
 }
 
-static int resolve_aliases(const char **aliases, size_t n)
+static int resolve_aliases(const struct ap_config *cfg, const char **aliases, size_t n)
 {
 	struct ap_modules *m = NULL;
 	size_t i;
 	int r, status = AP_EXIT_OK;
 
-	r = ap_modules_new(&m, ap_cfg.basedir, ap_cfg.modules_dir, ap_cfg.kernel_version,
-			   ap_cfg.modprobe_config, true);
+	r = ap_modules_new(&m, cfg->basedir, cfg->modules_dir, cfg->kernel_version,
+			   cfg->modprobe_config, true);
 	if (r < 0)
 		return r == -ENOENT ? AP_EXIT_CONFIG : AP_EXIT_SYSTEM;
 	for (i = 0; i < n; i++) {
@@ -415,6 +415,7 @@ static int resolve_aliases(const char **aliases, size_t n)
  */
 int main(int argc, char **argv)
 {
+	struct ap_config cfg;
 	struct ap_engine *e = NULL;
 	const char **resolve = NULL;
 	size_t n_resolve = 0;
@@ -424,51 +425,52 @@ int main(int argc, char **argv)
 	/* Before any thread: an arena per worker is most of their memory (README, Performance). */
 	if (!getenv("MALLOC_ARENA_MAX"))
 		(void)mallopt(M_ARENA_MAX, AP_MALLOC_ARENA_MAX);
-	ap_config_defaults(&ap_cfg);
-	r = parse_args(argc, argv, pid1, &resolve, &n_resolve, &done);
+	ap_config_defaults(&cfg);
+	r = parse_args(&cfg, argc, argv, pid1, &resolve, &n_resolve, &done);
 	if (r != 0 || done) {
 		free(resolve);
 		return r;
 	}
-	ap_log_open(ap_cfg.log_target, ap_cfg.verbose);
+	ap_log_open(cfg.log_target, cfg.verbose);
 
-	if (ap_cfg.init_mode || pid1) {
-		ap_cfg.init_mode = true;
+	if (cfg.init_mode || pid1) {
+		cfg.init_mode = true;
 		free(resolve);
-		return ap_init_main(argc, argv);
+		return ap_init_main(&cfg, argc, argv);
 	}
 	if (n_resolve) {
-		r = resolve_aliases(resolve, n_resolve);
+		r = resolve_aliases(&cfg, resolve, n_resolve);
 		free(resolve);
 		ap_log_close();
 		return r;
 	}
-	r = check_args();
+	r = check_args(&cfg);
 	if (r != 0) {
 		ap_log_close();
 		return r;
 	}
 
 	/* before the whole probe, not after it */
-	r = ap_udev_rules_check(ap_cfg.dry_run || ap_cfg.no_links ? NULL : ap_cfg.udev_rules);
+	r = ap_udev_rules_check(cfg.dry_run || cfg.no_links ? NULL : cfg.udev_rules);
 	if (r == -EINVAL) {
 		log_error("--udev-rules=%s: not a directory, and not a file name ending in .rules "
-			  "(udev reads no other)", ap_cfg.udev_rules);
+			  "(udev reads no other)", cfg.udev_rules);
 		ap_log_close();
 		return AP_EXIT_CONFIG;
 	} else if (r < 0) {
-		log_error("cannot write udev rules to %s: %s", ap_cfg.udev_rules, strerror(-r));
+		log_error("cannot write udev rules to %s: %s", cfg.udev_rules, strerror(-r));
 		ap_log_close();
 		return AP_EXIT_CONFIG;
 	}
 
-	ap_stop_catch(ap_engine_request_stop);
-	r = ap_engine_start(&e);
+	ap_stop_catch();
+	r = ap_stop_engine_start(&e, &cfg);
 	if (r < 0) {
 		ap_log_close();
 		return r == -ENOENT || r == -EINVAL ? AP_EXIT_CONFIG : AP_EXIT_SYSTEM;
 	}
 	r = ap_engine_finish(e);
+	ap_stop_set_target(NULL);
 	ap_engine_free(e);
 	sig = ap_stop_signal();
 	if (sig && r != 128 + sig) {

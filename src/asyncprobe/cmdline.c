@@ -726,7 +726,7 @@ static int bootparam_cb(const char *key, const char *v, void *userdata)
 		else
 			p->verbose = b ? 2 : 0;
 	} else if (key_equal(key, "root_path")) {
-		/* the engine reads it (engine.c, root_first_parse()) */
+		/* the engine reads it (engine-root.c, root_first_setup()) */
 	} else {
 		p->n_invalid++;
 		log_warning("kernel command line: unknown option asyncprobe.%s, ignoring", key);
@@ -736,20 +736,14 @@ static int bootparam_cb(const char *key, const char *v, void *userdata)
 
 void ap_bootparams_clear(struct ap_bootparams *p)
 {
-	size_t i;
-
 	free(p->root);
 	ap_root_spec_clear(&p->root_spec);
 	free(p->root_error_msg);
 	free(p->rootfstype);
 	free(p->rootflags);
 	free(p->init);
-	for (i = 0; i < p->n_blacklist; i++)
-		free(p->blacklist[i]);
-	free(p->blacklist);
-	for (i = 0; i < p->n_modules; i++)
-		free(p->modules[i]);
-	free(p->modules);
+	ap_strv_free(p->blacklist, p->n_blacklist);
+	ap_strv_free(p->modules, p->n_modules);
 	memset(p, 0, sizeof(*p));
 }
 

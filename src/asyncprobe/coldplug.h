@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Coldplug internals shared by engine.c, discovery.c, modules.c and probe.c
+ * Coldplug internals shared by engine*.c, discovery.c, modules*.c and probe.c
  * (and the unit tests, which link libasyncprobe.la).  Not a contract with
  * the other areas: engine.h is.
  */
@@ -95,6 +95,14 @@ void ap_found_list_sort(struct ap_found_list *l);
  */
 int ap_enumerate(struct udev *udev, const char *parent_syspath, bool all_modules,
 		 bool include_loop, struct ap_found_list *ret);
+
+/*
+ * How many descendants @syspath has in @subsystem, of @devtype (NULL: any)
+ * and for which @match (NULL: every one) returns true.
+ */
+int ap_count_children(struct udev *udev, const char *syspath, const char *subsystem,
+		      const char *devtype, bool (*match)(struct udev_device *d, void *arg),
+		      void *arg);
 
 /* Does @syspath have a descendant in @subsystem (and of @devtype, if not NULL)? */
 bool ap_has_child(struct udev *udev, const char *syspath, const char *subsystem,

@@ -10,8 +10,8 @@
  * disks own partitions.  Devices with no owner (loop disks, scsi_debug,
  * NVMe multipath heads) hang off the discovery call itself.  An NVMe
  * controller also claims the multipath heads it has a path to
- * (ap_enumerate_nvme_heads()); ap_has_child() and ap_nvme_ctrl_ready()
- * are what the engine's waits test.
+ * (ap_enumerate_nvme_heads()); ap_count_children(), ap_has_child() and
+ * ap_nvme_ctrl_ready() are what the engine's waits test.
  *
  * libudev objects are not shared between threads (libudev(3): an object
  * must be used from the thread that allocated it), so this file hands out
@@ -546,48 +546,51 @@ out:
 
 /* ------------------------------------------------ waits and NVMe heads */
 
-/* Does @syspath have a descendant in @subsystem (and @devtype)? */
+int ap_count_children(struct udev *udev, const char *syspath, const char *subsystem,
+		      const char *devtype, bool (*match)(struct udev_device *d, void *arg),
+		      void *arg)
+{
+	struct udev_device *parent = udev_device_new_from_syspath(udev, syspath);
+	struct udev_enumerate *en = udev_enumerate_new(udev);
+	struct udev_list_entry *item;
+	int n = 0;
+
+	if (!parent || !en)
+		goto out;
+	udev_enumerate_add_match_parent(en, parent);
+	udev_enumerate_add_match_subsystem(en, subsystem);
+	if (udev_enumerate_scan_devices(en) < 0)
+		goto out;
+	udev_list_entry_foreach(item, udev_enumerate_get_list_entry(en)) {
+		const char *path = udev_list_entry_get_name(item), *t;
+		struct udev_device *d;
+
+		if (strcmp(path, syspath) == 0)
+			continue;       /* the parent matches itself */
+		if (!devtype && !match) {
+			n++;
+			continue;
+		}
+		d = udev_device_new_from_syspath(udev, path);
+		if (!d)
+			continue;
+		t = udev_device_get_devtype(d);
+		if (!devtype || (t && strcmp(t, devtype) == 0))
+			n += !match || match(d, arg);
+		udev_device_unref(d);
+	}
+out:
+	if (en)
+		udev_enumerate_unref(en);
+	if (parent)
+		udev_device_unref(parent);
+	return n;
+}
+
 bool ap_has_child(struct udev *udev, const char *syspath, const char *subsystem,
 		  const char *devtype)
 {
-	struct udev_enumerate *en;
-	struct udev_device *parent;
-	struct udev_list_entry *item;
-	bool found = false;
-
-	parent = udev_device_new_from_syspath(udev, syspath);
-	if (!parent)
-		return false;
-	en = udev_enumerate_new(udev);
-	if (!en) {
-		udev_device_unref(parent);
-		return false;
-	}
-	udev_enumerate_add_match_parent(en, parent);
-	udev_enumerate_add_match_subsystem(en, subsystem);
-	if (udev_enumerate_scan_devices(en) >= 0)
-		udev_list_entry_foreach(item, udev_enumerate_get_list_entry(en)) {
-			struct udev_device *d;
-			const char *t;
-
-			if (strcmp(udev_list_entry_get_name(item), syspath) == 0)
-				continue;
-			if (!devtype) {
-				found = true;
-				break;
-			}
-			d = udev_device_new_from_syspath(udev, udev_list_entry_get_name(item));
-			if (!d)
-				continue;
-			t = udev_device_get_devtype(d);
-			found = t && strcmp(t, devtype) == 0;
-			udev_device_unref(d);
-			if (found)
-				break;
-		}
-	udev_enumerate_unref(en);
-	udev_device_unref(parent);
-	return found;
+	return ap_count_children(udev, syspath, subsystem, devtype, NULL, NULL) > 0;
 }
 
 /* NVMe: the controller's class device is live and has a namespace. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The engine (engine.c): one run of discovery, driver loading, probing and
- * linking.  Used by cli.c for a plain run and by init.c as PID 1.
+ * linking.  Used by cli.c for a plain run and by init.c as PID 1.  The
+ * parts are engine-*.c (engine-internal.h has their map).
  */
 #ifndef ASYNCPROBE_ENGINE_H
 #define ASYNCPROBE_ENGINE_H
@@ -11,14 +12,25 @@
 struct ap_engine;
 
 /*
- * Start a run with the settings in ap_cfg.  With concurrency on this
- * returns as soon as the work is scheduled; sequentially it returns when
- * everything is done.  Returns 0 or -errno (and logs why); -ENOENT means
- * the module tree given with -b/-S/--modules-dir is unusable (a
- * configuration error, AP_EXIT_CONFIG).  The kernel command line decides
- * fastboot when ap_cfg.fastboot is -1, and modprobe.blacklist= applies.
+ * A new engine for one run with the settings @cfg (copied: the engine
+ * keeps its own; the strings it points to must outlive the engine).
+ * Nothing runs yet: a caller that forwards stop signals registers the
+ * engine first (ap_stop_set_target()).  Returns 0 or -ENOMEM.
  */
-int ap_engine_start(struct ap_engine **ret);
+int ap_engine_new(struct ap_engine **ret, const struct ap_config *cfg);
+
+/*
+ * Start the run.  With concurrency on this returns as soon as the work is
+ * scheduled; sequentially it returns when everything is done.  Returns 0
+ * or -errno (and logs why; the caller still frees @e); -ENOENT means the
+ * module tree given with -b/-S/--modules-dir is unusable (a configuration
+ * error, AP_EXIT_CONFIG).  The kernel command line decides fastboot when
+ * cfg->fastboot is -1, and modprobe.blacklist= applies.
+ */
+int ap_engine_run(struct ap_engine *e);
+
+/* ap_engine_new() and ap_engine_run() in one; on failure nothing is left. */
+int ap_engine_start(struct ap_engine **ret, const struct ap_config *cfg);
 
 /*
  * Wait until @relpath exists below the dev dir (a link such as
@@ -40,13 +52,13 @@ int ap_engine_finish(struct ap_engine *e);
 struct ap_engine *ap_engine_free(struct ap_engine *e);
 
 /*
- * Ask the running engine to stop early (async-signal-safe; @sig is the
+ * Ask the running engine @e to stop early (async-signal-safe; @sig is the
  * signal, for the log and the exit status 128 + @sig): no further device
  * is probed or published, calls in progress are left unfinished, and
  * ap_engine_finish() returns soon with the links of a prefix of cookie
- * order made.  For SIGINT and SIGTERM outside PID 1.
+ * order made.  For SIGINT and SIGTERM outside PID 1 (stop.c forwards them).
  */
-void ap_engine_request_stop(int sig);
+void ap_engine_request_stop(struct ap_engine *e, int sig);
 
 /* A human-readable account of what was found, for PID 1's diagnosis. */
 void ap_engine_dump_state(struct ap_engine *e, FILE *f);

@@ -1248,37 +1248,25 @@ void ap_identity_cache_flush(void)
 	pthread_mutex_unlock(&cache_lock);
 }
 
-static char *dupn(const char *s, int *err)
-{
-	char *d;
-
-	if (!s)
-		return NULL;
-	d = strdup(s);
-	if (!d)
-		*err = -ENOMEM;
-	return d;
-}
-
 static int identity_copy(const struct ap_identity *a, struct ap_identity *b)
 {
 	int err = 0;
 
 	memset(b, 0, sizeof(*b));
-	b->bus = dupn(a->bus, &err);
-	b->serial = dupn(a->serial, &err);
-	b->wwn = dupn(a->wwn, &err);
-	b->usb_serial = dupn(a->usb_serial, &err);
-	b->nvme_wwid = dupn(a->nvme_wwid, &err);
-	b->nvme_model = dupn(a->nvme_model, &err);
-	b->nvme_serial = dupn(a->nvme_serial, &err);
-	b->nvme_nsid = dupn(a->nvme_nsid, &err);
-	b->virtio_serial = dupn(a->virtio_serial, &err);
-	b->mmc_name = dupn(a->mmc_name, &err);
-	b->mmc_serial = dupn(a->mmc_serial, &err);
-	b->path = dupn(a->path, &err);
-	b->path_ata_compat = dupn(a->path_ata_compat, &err);
-	b->diskseq = dupn(a->diskseq, &err);
+	b->bus = ap_strdup_or_null(a->bus, &err);
+	b->serial = ap_strdup_or_null(a->serial, &err);
+	b->wwn = ap_strdup_or_null(a->wwn, &err);
+	b->usb_serial = ap_strdup_or_null(a->usb_serial, &err);
+	b->nvme_wwid = ap_strdup_or_null(a->nvme_wwid, &err);
+	b->nvme_model = ap_strdup_or_null(a->nvme_model, &err);
+	b->nvme_serial = ap_strdup_or_null(a->nvme_serial, &err);
+	b->nvme_nsid = ap_strdup_or_null(a->nvme_nsid, &err);
+	b->virtio_serial = ap_strdup_or_null(a->virtio_serial, &err);
+	b->mmc_name = ap_strdup_or_null(a->mmc_name, &err);
+	b->mmc_serial = ap_strdup_or_null(a->mmc_serial, &err);
+	b->path = ap_strdup_or_null(a->path, &err);
+	b->path_ata_compat = ap_strdup_or_null(a->path_ata_compat, &err);
+	b->diskseq = ap_strdup_or_null(a->diskseq, &err);
 	b->source = a->source;
 	if (err)
 		ap_identity_clear(b);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The boot parameters as init uses them: the kernel command line read and
- * parsed (cmdline.c) and applied to ap_cfg, where options given to
+ * parsed (cmdline.c) and applied to the run's config, where options given to
  * asyncprobe win; the run directory where init's outputs go; and the module
  * tree init loads from (the modules the command line asks for, file
  * system drivers), opened through modules.c with the settings the engine
@@ -28,11 +28,11 @@ const char *ap_init_run_dir(void)
 	return d && *d ? d : "/run/asyncprobe";
 }
 
-void ap_init_load_module(const char *name, const char *who, bool quiet_missing, bool device)
+void ap_init_load_module(const struct ap_config *cfg, const char *name, const char *who, bool quiet_missing, bool device)
 {
 	if (!init_modules &&
-	    ap_modules_new(&init_modules, ap_cfg.basedir, ap_cfg.modules_dir, ap_cfg.kernel_version,
-			   ap_cfg.modprobe_config, false) < 0) {
+	    ap_modules_new(&init_modules, cfg->basedir, cfg->modules_dir, cfg->kernel_version,
+			   cfg->modprobe_config, false) < 0) {
 		log_warning("%s: cannot open the module index", who);
 		return;
 	}
@@ -52,43 +52,43 @@ void ap_init_modules_close(void)
  * asynchronous work (a SCSI host scan) is done, so its devices are there
  * for the engine's enumeration.
  */
-void ap_init_load_cmdline_modules(const struct ap_bootparams *bp)
+void ap_init_load_cmdline_modules(const struct ap_config *cfg, const struct ap_bootparams *bp)
 {
 	size_t i;
 
-	if (bp->n_modules == 0 || ap_cfg.no_modules || ap_cfg.dry_run)
+	if (bp->n_modules == 0 || cfg->no_modules || cfg->dry_run)
 		return;
 	for (i = 0; i < bp->n_modules; i++)
-		ap_init_load_module(bp->modules[i], "the kernel command line", false, true);
+		ap_init_load_module(cfg, bp->modules[i], "the kernel command line", false, true);
 }
 
-void ap_init_apply_bootparams(const struct ap_bootparams *bp, bool outputs)
+void ap_init_apply_bootparams(struct ap_config *cfg, const struct ap_bootparams *bp, bool outputs)
 {
 	static char trace[PATH_MAX], plot[PATH_MAX], json[PATH_MAX];
 	size_t i;
 
-	ap_cfg.init_mode = true;
-	if (ap_cfg.fastboot < 0)
-		ap_cfg.fastboot = bp->fastboot;
+	cfg->init_mode = true;
+	if (cfg->fastboot < 0)
+		cfg->fastboot = bp->fastboot;
 	if (bp->timeout_ms >= 0)
-		ap_cfg.device_timeout_ms = (unsigned int)bp->timeout_ms;
-	if (bp->threads >= 0 && ap_cfg.max_threads == 0)
-		ap_cfg.max_threads = (unsigned int)bp->threads;
-	if (bp->verbose > ap_cfg.verbose)
-		ap_cfg.verbose = bp->verbose;
+		cfg->device_timeout_ms = (unsigned int)bp->timeout_ms;
+	if (bp->threads >= 0 && cfg->max_threads == 0)
+		cfg->max_threads = (unsigned int)bp->threads;
+	if (bp->verbose > cfg->verbose)
+		cfg->verbose = bp->verbose;
 	/* off: udev decides contested links again after switch_root */
-	if (bp->udev_rules == 0 && !ap_cfg.udev_rules)
-		ap_cfg.udev_rules = "none";
+	if (bp->udev_rules == 0 && !cfg->udev_rules)
+		cfg->udev_rules = "none";
 	if (outputs) {
 		snprintf(json, sizeof(json), "%s/manifest.json", ap_init_run_dir());
 		snprintf(trace, sizeof(trace), "%s/trace.json", ap_init_run_dir());
 		snprintf(plot, sizeof(plot), "%s/plot.svg", ap_init_run_dir());
-		if (!ap_cfg.json_file)
-			ap_cfg.json_file = json;
-		if (bp->trace != 0 && !ap_cfg.trace_file)
-			ap_cfg.trace_file = trace;
-		if (bp->trace != 0 && !ap_cfg.plot_file)
-			ap_cfg.plot_file = plot;
+		if (!cfg->json_file)
+			cfg->json_file = json;
+		if (bp->trace != 0 && !cfg->trace_file)
+			cfg->trace_file = trace;
+		if (bp->trace != 0 && !cfg->plot_file)
+			cfg->plot_file = plot;
 	}
 	for (i = 0; i < bp->n_blacklist; i++)
 		log_info("modprobe.blacklist: %s", bp->blacklist[i]);

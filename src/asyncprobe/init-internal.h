@@ -4,7 +4,7 @@
  * init.c has the theory of operation and drives the boot; the others are
  * leaves it calls, and call no function of init.c:
  *
- *   init-bootparams.c  the kernel command line applied to ap_cfg, the run
+ *   init-bootparams.c  the kernel command line applied to the config, the run
  *                      directory, the module tree init loads from
  *   init-mounts.c      the API file systems, the console, mount options,
  *                      the kernel's file system types
@@ -33,21 +33,22 @@ const char *ap_init_run_dir(void);
 int ap_init_load_bootparams(struct ap_bootparams *bp);
 
 /*
- * Apply @bp to ap_cfg (options given to asyncprobe win); with @outputs,
+ * Apply @bp to @cfg (options given to asyncprobe win); with @outputs,
  * the manifest (and with asyncprobe.trace the trace and plot) go to the
  * run directory.
  */
-void ap_init_apply_bootparams(const struct ap_bootparams *bp, bool outputs);
+void ap_init_apply_bootparams(struct ap_config *cfg, const struct ap_bootparams *bp,
+			      bool outputs);
 
 /* asyncprobe.modules= and rd.driver.pre=: load them before the run. */
-void ap_init_load_cmdline_modules(const struct ap_bootparams *bp);
+void ap_init_load_cmdline_modules(const struct ap_config *cfg, const struct ap_bootparams *bp);
 
 /*
  * Load module or alias @name (ap_modules_load_name()) from the module tree
- * ap_cfg names (-b, -S, --modules-dir, -C), opened on first use.  @who
+ * @cfg names (-b, -S, --modules-dir, -C), opened on first use.  @who
  * says what for; @quiet_missing: no warning when nothing provides it.
  */
-void ap_init_load_module(const char *name, const char *who, bool quiet_missing, bool device);
+void ap_init_load_module(const struct ap_config *cfg, const char *name, const char *who, bool quiet_missing, bool device);
 
 /* Close that module tree (before exec, at the end of the unit). */
 void ap_init_modules_close(void);
@@ -83,23 +84,24 @@ int ap_init_filesystems(bool block_only, void (*fn)(const char *type, void *user
  * followed by another one now and then, for disks that come late.
  * Returns 0 and the device node, -ETIMEDOUT, -ENOENT or -EINTR.
  */
-int ap_init_wait_root(struct ap_engine **e, const struct ap_bootparams *bp, const char *relpath,
-		      unsigned int timeout_ms, bool rescan, char **ret_node);
+int ap_init_wait_root(const struct ap_config *cfg, struct ap_engine **e,
+		      const struct ap_bootparams *bp, const char *relpath, unsigned int timeout_ms,
+		      bool rescan, char **ret_node);
 
 /* How long to wait for the root device (rootwait=, asyncprobe.root_timeout=). */
 unsigned int ap_init_root_timeout(const struct ap_bootparams *bp);
 
 /* Why ap_init_wait_root() failed with @r, as a sentence (malloc'ed) or NULL. */
-char *ap_init_wait_failure(int r, const struct ap_bootparams *bp, const char *relpath,
-			   unsigned int waited_ms);
+char *ap_init_wait_failure(const struct ap_config *cfg, int r, const struct ap_bootparams *bp,
+			   const char *relpath, unsigned int waited_ms);
 
 /*
  * Mount @devnode on @target as root=, rootfstype=, rootflags= and ro/rw
  * say.  0 and the type in *ret_fstype, or -errno and what was tried in
  * *why (malloc'ed).
  */
-int ap_init_mount_root(const struct ap_bootparams *bp, const char *devnode, const char *target,
-		       char **ret_fstype, char **why);
+int ap_init_mount_root(const struct ap_config *cfg, const struct ap_bootparams *bp,
+		       const char *devnode, const char *target, char **ret_fstype, char **why);
 
 /* ------------------------------------------------------ init-switch.c */
 
@@ -120,8 +122,8 @@ char **ap_init_argv(const char *init, int argc, char **argv);
  * what the kernel and the run @e (may be NULL) found: on the console, in
  * the kernel log and in diagnosis.txt of the run directory.
  */
-void ap_init_diagnose(const struct ap_bootparams *bp, struct ap_engine *e, const char *root_path,
-		      const char *why);
+void ap_init_diagnose(const struct ap_config *cfg, const struct ap_bootparams *bp,
+		      struct ap_engine *e, const char *root_path, const char *why);
 
 /* As PID 1: a crash ends in the rescue path, not a kernel panic.  @bp may be NULL. */
 void ap_init_crash_handlers(const struct ap_bootparams *bp);

@@ -92,14 +92,14 @@ out:
 		fprintf(f, "  (none: no storage driver bound to a controller?)\n");
 }
 
-static void list_links(FILE *f)
+static void list_links(FILE *f, const char *dev_dir)
 {
 	char dir[PATH_MAX];
 	struct dirent *de;
 	int n = 0;
 	DIR *top;
 
-	snprintf(dir, sizeof(dir), "%s/disk", ap_cfg.dev_dir);
+	snprintf(dir, sizeof(dir), "%s/disk", dev_dir);
 	fprintf(f, "links below %s:\n", dir);
 	top = opendir(dir);
 	while (top && (de = readdir(top))) {
@@ -187,8 +187,8 @@ static void report(const char *text, const char *file)
 	}
 }
 
-void ap_init_diagnose(const struct ap_bootparams *bp, struct ap_engine *e, const char *root_path,
-		      const char *why)
+void ap_init_diagnose(const struct ap_config *cfg, const struct ap_bootparams *bp,
+		      struct ap_engine *e, const char *root_path, const char *why)
 {
 	_cleanup_free_ char *text = NULL;
 	size_t size = 0;
@@ -201,7 +201,7 @@ void ap_init_diagnose(const struct ap_bootparams *bp, struct ap_engine *e, const
 	log_error("cannot boot: %s", why);
 	fprintf(f, "\nasyncprobe: cannot boot: %s\n", why);
 	if (bp->root)
-		fprintf(f, "root=%s asks for %s/%s (%s)\n", bp->root, ap_cfg.dev_dir,
+		fprintf(f, "root=%s asks for %s/%s (%s)\n", bp->root, cfg->dev_dir,
 			root_path ? root_path : "?", ap_root_kind_to_string(bp->root_spec.kind));
 	else
 		fprintf(f, "the kernel command line has no root=\n");
@@ -220,7 +220,7 @@ void ap_init_diagnose(const struct ap_bootparams *bp, struct ap_engine *e, const
 		fprintf(f, "\n");
 	}
 	list_block_devices(f);
-	list_links(f);
+	list_links(f, cfg->dev_dir);
 	list_filesystems(f);
 	if (e) {
 		fprintf(f, "what the probe run found:\n");

@@ -55,8 +55,9 @@ static char *devnum_node(unsigned int ma, unsigned int mi)
  * followed by another one every RESCAN_INTERVAL_MS, for disks that come late.
  * Returns 0 and the device node, -ETIMEDOUT, -ENOENT or -EINTR.
  */
-int ap_init_wait_root(struct ap_engine **e, const struct ap_bootparams *bp, const char *relpath,
-		      unsigned int timeout_ms, bool rescan, char **ret_node)
+int ap_init_wait_root(const struct ap_config *cfg, struct ap_engine **e,
+		      const struct ap_bootparams *bp, const char *relpath, unsigned int timeout_ms,
+		      bool rescan, char **ret_node)
 {
 	uint64_t t0 = ap_now_ns(), last_run = t0;
 	bool done = false;
@@ -81,7 +82,7 @@ int ap_init_wait_root(struct ap_engine **e, const struct ap_bootparams *bp, cons
 			char path[PATH_MAX];
 
 			/* The run is over: only the kernel's own nodes can still appear. */
-			snprintf(path, sizeof(path), "%s/%s", ap_cfg.dev_dir, relpath);
+			snprintf(path, sizeof(path), "%s/%s", cfg->dev_dir, relpath);
 			if (access(path, F_OK) == 0)
 				r = 0;
 			else if (timeout_ms != UINT32_MAX || bp->rootwait)
@@ -97,7 +98,7 @@ int ap_init_wait_root(struct ap_engine **e, const struct ap_bootparams *bp, cons
 					ap_engine_finish(*e);
 					ap_engine_free(*e);
 					*e = NULL;
-					if (ap_engine_start(&n) == 0) {
+					if (ap_engine_start(&n, cfg) == 0) {
 						*e = n;
 						done = false;
 					}
@@ -111,7 +112,7 @@ int ap_init_wait_root(struct ap_engine **e, const struct ap_bootparams *bp, cons
 			r = ap_engine_wait_path(*e, relpath, slice);
 		}
 		if (r == 0) {
-			if (asprintf(ret_node, "%s/%s", ap_cfg.dev_dir, relpath) < 0)
+			if (asprintf(ret_node, "%s/%s", cfg->dev_dir, relpath) < 0)
 				return -ENOMEM;
 			return 0;
 		}
@@ -134,24 +135,24 @@ unsigned int ap_init_root_timeout(const struct ap_bootparams *bp)
 	return bp->root_timeout_ms ? bp->root_timeout_ms : UINT32_MAX;
 }
 
-char *ap_init_wait_failure(int r, const struct ap_bootparams *bp, const char *relpath,
-			   unsigned int waited_ms)
+char *ap_init_wait_failure(const struct ap_config *cfg, int r, const struct ap_bootparams *bp,
+			   const char *relpath, unsigned int waited_ms)
 {
 	char *s = NULL;
 
 	if (r == -ETIMEDOUT && bp->rootwait)
 		r = asprintf(&s, "the root device %s/%s did not appear within %.1f s (rootwait=%u)",
-			     ap_cfg.dev_dir, relpath, waited_ms / 1000.0, bp->rootwait_ms / 1000U);
+			     cfg->dev_dir, relpath, waited_ms / 1000.0, bp->rootwait_ms / 1000U);
 	else if (r == -ETIMEDOUT)
 		r = asprintf(&s, "the root device %s/%s did not appear within %.1f s "
 			     "(rootwait waits for ever, asyncprobe.root_timeout=SEC for longer)",
-			     ap_cfg.dev_dir, relpath, waited_ms / 1000.0);
+			     cfg->dev_dir, relpath, waited_ms / 1000.0);
 	else if (r == -ENOENT)
 		r = asprintf(&s, "the root device %s/%s is not there after probing every disk found "
-			     "(%.1f s; rootwait keeps looking)", ap_cfg.dev_dir, relpath,
+			     "(%.1f s; rootwait keeps looking)", cfg->dev_dir, relpath,
 			     waited_ms / 1000.0);
 	else
-		r = asprintf(&s, "waiting for the root device %s/%s: %s", ap_cfg.dev_dir, relpath,
+		r = asprintf(&s, "waiting for the root device %s/%s: %s", cfg->dev_dir, relpath,
 			     strerror(-r));
 	return r < 0 ? NULL : s;
 }
@@ -207,7 +208,7 @@ static bool data_get(const char *data, const char *key, char *buf, size_t size)
  * not have it yet, and for the FAT family the character sets it asks for.
  * The kernel would ask /sbin/modprobe itself; an initramfs has none.
  */
-static void load_fs_modules(const char *type, const char *data)
+static void load_fs_modules(const struct ap_config *cfg, const char *type, const char *data)
 {
 	static const char *const fat_nls[] = { "nls_cp437", "nls_ascii", "nls_utf8", "nls_iso8859-1" };
 	bool fat = strcmp(type, "vfat") == 0 || strcmp(type, "msdos") == 0 ||
@@ -220,18 +221,18 @@ static void load_fs_modules(const char *type, const char *data)
 	snprintf(what, sizeof(what), "file system %s", type);
 	if (!kernel_has_fs(type)) {
 		snprintf(name, sizeof(name), "fs-%s", type);
-		ap_init_load_module(name, what, false, false);
+		ap_init_load_module(cfg, name, what, false, false);
 	}
 	if (fat) {
 		for (i = 0; i < sizeof(fat_nls) / sizeof(fat_nls[0]); i++)
-			ap_init_load_module(fat_nls[i], what, true, false);
+			ap_init_load_module(cfg, fat_nls[i], what, true, false);
 		if (data_get(data, "codepage", val, sizeof(val))) {
 			snprintf(name, sizeof(name), "nls_cp%s", val);
-			ap_init_load_module(name, what, false, false);
+			ap_init_load_module(cfg, name, what, false, false);
 		}
 		if (data_get(data, "iocharset", val, sizeof(val))) {
 			snprintf(name, sizeof(name), "nls_%s", val);
-			ap_init_load_module(name, what, false, false);
+			ap_init_load_module(cfg, name, what, false, false);
 		}
 	}
 }
@@ -299,8 +300,8 @@ static void root_fstypes(const struct ap_bootparams *bp, const char *devnode, st
  * Mount @devnode on @target as root= and friends say.  On failure *why
  * (malloc'ed) tells what was tried.
  */
-int ap_init_mount_root(const struct ap_bootparams *bp, const char *devnode, const char *target,
-		       char **ret_fstype, char **why)
+int ap_init_mount_root(const struct ap_config *cfg, const struct ap_bootparams *bp,
+		       const char *devnode, const char *target, char **ret_fstype, char **why)
 {
 	struct fstypes types = { .n = 0 };
 	_cleanup_free_ char *data = NULL;
@@ -324,7 +325,7 @@ int ap_init_mount_root(const struct ap_bootparams *bp, const char *devnode, cons
 		const char *type = types.v[i];
 		size_t used = strlen(tried);
 
-		load_fs_modules(type, data);
+		load_fs_modules(cfg, type, data);
 		if (mount(devnode, target, type, flags, data) == 0) {
 			log_notice("mounted %s (%s, %s) on %s", devnode, type,
 				   flags & MS_RDONLY ? "read-only" : "read-write", target);

@@ -72,7 +72,8 @@ static void write_timing(const char *fmt, ...)
 }
 
 /* One try at booting; returns (with the reason in *why) only when it failed. */
-static void boot_attempt(struct ap_bootparams *bp, int argc, char **argv, char **why)
+static void boot_attempt(struct ap_config *cfg, struct ap_bootparams *bp, int argc, char **argv,
+			 char **why)
 {
 	_cleanup_free_ char *relpath = NULL, *node = NULL, *fstype = NULL, *init = NULL;
 	struct ap_engine *e = NULL;
@@ -87,12 +88,12 @@ static void boot_attempt(struct ap_bootparams *bp, int argc, char **argv, char *
 			     bp->root_error_msg ? bp->root_error_msg : "root= is not understood") < 0)
 			*why = NULL;
 		/* still probe, so the shell has the links */
-		if (ap_engine_start(&e) == 0) {
+		if (ap_engine_start(&e, cfg) == 0) {
 			ap_engine_finish(e);
-			ap_init_diagnose(bp, e, NULL, *why);
+			ap_init_diagnose(cfg, bp, e, NULL, *why);
 			ap_engine_free(e);
 		} else {
-			ap_init_diagnose(bp, NULL, NULL, *why);
+			ap_init_diagnose(cfg, bp, NULL, NULL, *why);
 		}
 		return;
 	}
@@ -100,16 +101,16 @@ static void boot_attempt(struct ap_bootparams *bp, int argc, char **argv, char *
 	if (r < 0) {
 		if (asprintf(why, "root=%s names no usable link (%s)", bp->root, strerror(-r)) < 0)
 			*why = NULL;
-		ap_init_diagnose(bp, NULL, NULL, *why ? *why : "bad root=");
+		ap_init_diagnose(cfg, bp, NULL, NULL, *why ? *why : "bad root=");
 		return;
 	}
 
-	log_notice("waiting for root=%s (%s/%s)", bp->root, ap_cfg.dev_dir, relpath);
-	r = ap_engine_start(&e);
+	log_notice("waiting for root=%s (%s/%s)", bp->root, cfg->dev_dir, relpath);
+	r = ap_engine_start(&e, cfg);
 	if (r < 0) {
 		if (asprintf(why, "the probe engine did not start: %s", strerror(-r)) < 0)
 			*why = NULL;
-		ap_init_diagnose(bp, NULL, relpath, *why ? *why : "engine");
+		ap_init_diagnose(cfg, bp, NULL, relpath, *why ? *why : "engine");
 		return;
 	}
 	if (bp->rootdelay_s) {
@@ -117,13 +118,13 @@ static void boot_attempt(struct ap_bootparams *bp, int argc, char **argv, char *
 			   bp->rootdelay_s);
 		ap_stop_sleep_ms(bp->rootdelay_s * 1000U);
 	}
-	r = ap_init_wait_root(&e, bp, relpath, ap_init_root_timeout(bp), bp->rootwait, &node);
+	r = ap_init_wait_root(cfg, &e, bp, relpath, ap_init_root_timeout(bp), bp->rootwait, &node);
 	root_ms = ap_ms_since(t0);
 	if (r < 0) {
-		*why = ap_init_wait_failure(r, bp, relpath, root_ms);
+		*why = ap_init_wait_failure(cfg, r, bp, relpath, root_ms);
 		if (e)
 			ap_engine_finish(e);
-		ap_init_diagnose(bp, e, relpath, *why ? *why : "no root device");
+		ap_init_diagnose(cfg, bp, e, relpath, *why ? *why : "no root device");
 		ap_engine_free(e);
 		return;
 	}
@@ -132,7 +133,7 @@ static void boot_attempt(struct ap_bootparams *bp, int argc, char **argv, char *
 	write_timing("root_device=%s\nroot_found_ms=%llu", node,
 		     (unsigned long long)(ap_now_ns() / 1000000ULL));
 
-	r = ap_init_mount_root(bp, node, NEWROOT, &fstype, why);
+	r = ap_init_mount_root(cfg, bp, node, NEWROOT, &fstype, why);
 	if (r == 0)
 		write_timing("root_mounted_ms=%llu\nroot_fstype=%s",
 			     (unsigned long long)(ap_now_ns() / 1000000ULL), fstype ? fstype : "?");
@@ -141,7 +142,7 @@ static void boot_attempt(struct ap_bootparams *bp, int argc, char **argv, char *
 	write_timing("probe_finished_ms=%llu\nprobe_status=%d",
 		     (unsigned long long)(ap_now_ns() / 1000000ULL), status);
 	if (r < 0) {
-		ap_init_diagnose(bp, e, relpath, *why ? *why : "cannot mount the root");
+		ap_init_diagnose(cfg, bp, e, relpath, *why ? *why : "cannot mount the root");
 		ap_engine_free(e);
 		return;
 	}
@@ -153,7 +154,7 @@ static void boot_attempt(struct ap_bootparams *bp, int argc, char **argv, char *
 			     node, bp->init ? "init=" : "", bp->init ? bp->init : "",
 			     bp->init ? ", " : "") < 0)
 			*why = NULL;
-		ap_init_diagnose(bp, e, relpath, *why ? *why : "no init");
+		ap_init_diagnose(cfg, bp, e, relpath, *why ? *why : "no init");
 		ap_engine_free(e);
 		umount2(NEWROOT, MNT_DETACH);
 		return;
@@ -168,7 +169,7 @@ static void boot_attempt(struct ap_bootparams *bp, int argc, char **argv, char *
 	if (r < 0) {
 		if (asprintf(why, "switching to the root file system: %s", strerror(-r)) < 0)
 			*why = NULL;
-		ap_init_diagnose(bp, NULL, relpath, *why ? *why : "switch root");
+		ap_init_diagnose(cfg, bp, NULL, relpath, *why ? *why : "switch root");
 		return;
 	}
 	log_notice("starting %s", init);
@@ -177,14 +178,14 @@ static void boot_attempt(struct ap_bootparams *bp, int argc, char **argv, char *
 	if (iv)
 		execve(init, iv, environ);
 	r = -errno;
-	ap_log_open(AP_LOG_KMSG, ap_cfg.verbose);
+	ap_log_open(AP_LOG_KMSG, cfg->verbose);
 	if (asprintf(why, "exec %s: %s", init, strerror(-r)) < 0)
 		*why = NULL;
 	free(iv);
-	ap_init_diagnose(bp, NULL, relpath, *why ? *why : "exec init");
+	ap_init_diagnose(cfg, bp, NULL, relpath, *why ? *why : "exec init");
 }
 
-static void __attribute__((noreturn)) init_pid1(int argc, char **argv)
+static void __attribute__((noreturn)) init_pid1(struct ap_config *cfg, int argc, char **argv)
 {
 	struct ap_bootparams bp = { .shell = -1 };
 	char dir[PATH_MAX];
@@ -197,7 +198,7 @@ static void __attribute__((noreturn)) init_pid1(int argc, char **argv)
 	}
 	ap_init_mount_api();
 	ap_init_ensure_console();
-	ap_log_open(AP_LOG_KMSG, ap_cfg.verbose);
+	ap_log_open(AP_LOG_KMSG, cfg->verbose);
 	log_notice("asyncprobe as PID 1, %llu ms after boot",
 		   (unsigned long long)(ap_now_ns() / 1000000ULL));
 
@@ -207,18 +208,18 @@ static void __attribute__((noreturn)) init_pid1(int argc, char **argv)
 		bp.shell = -1;
 	}
 	ap_init_crash_handlers(&bp);
-	ap_log_open(AP_LOG_KMSG, ap_cfg.verbose > bp.verbose ? ap_cfg.verbose : bp.verbose);
+	ap_log_open(AP_LOG_KMSG, cfg->verbose > bp.verbose ? cfg->verbose : bp.verbose);
 	snprintf(dir, sizeof(dir), "%s", ap_init_run_dir());
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		log_warning("mkdir %s: %m", dir);
-	ap_init_apply_bootparams(&bp, true);
+	ap_init_apply_bootparams(cfg, &bp, true);
 	write_timing("init_start_ms=%llu", (unsigned long long)(ap_now_ns() / 1000000ULL));
-	ap_init_load_cmdline_modules(&bp);
+	ap_init_load_cmdline_modules(cfg, &bp);
 
 	for (;;) {
 		char *why = NULL;
 
-		boot_attempt(&bp, argc, argv, &why);
+		boot_attempt(cfg, &bp, argc, argv, &why);
 		free(why);
 		ap_init_rescue(&bp);
 		log_notice("trying to boot again");
@@ -228,7 +229,7 @@ static void __attribute__((noreturn)) init_pid1(int argc, char **argv)
 
 /* -------------------------------------------------- unit mode (not PID 1) */
 
-static int init_unit(void)
+static int init_unit(struct ap_config *cfg)
 {
 	_cleanup_free_ char *relpath = NULL, *node = NULL;
 	struct ap_bootparams bp;
@@ -239,7 +240,7 @@ static int init_unit(void)
 	struct stat st;
 
 	/* the first SIGINT or SIGTERM stops the run early, a second one at once */
-	ap_stop_catch(ap_engine_request_stop);
+	ap_stop_catch();
 
 	r = ap_init_load_bootparams(&bp);
 	if (r < 0) {
@@ -250,10 +251,10 @@ static int init_unit(void)
 	snprintf(dir, sizeof(dir), "%s", ap_init_run_dir());
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		log_debug("mkdir %s: %m; no manifest, trace or plot there", dir);
-	ap_init_apply_bootparams(&bp, stat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
+	ap_init_apply_bootparams(cfg, &bp, stat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
 					  access(dir, W_OK) == 0);
-	ap_log_open(ap_cfg.log_target, ap_cfg.verbose);
-	ap_init_load_cmdline_modules(&bp);
+	ap_log_open(cfg->log_target, cfg->verbose);
+	ap_init_load_cmdline_modules(cfg, &bp);
 	ap_init_modules_close();
 
 	if (bp.root && !bp.root_error) {
@@ -267,23 +268,23 @@ static int init_unit(void)
 	}
 
 	ap_notify("STATUS=Loading storage drivers and probing disks");
-	r = ap_engine_start(&e);
+	r = ap_stop_engine_start(&e, cfg);
 	if (r < 0) {
 		ap_notifyf("STATUS=Probe engine failed to start: %s", strerror(-r));
 		ap_bootparams_clear(&bp);
 		return AP_EXIT_SYSTEM;
 	}
 	if (relpath) {
-		ap_notifyf("STATUS=Waiting for the root device %s/%s", ap_cfg.dev_dir, relpath);
-		r = ap_init_wait_root(&e, &bp, relpath, ap_init_root_timeout(&bp), false, &node);
+		ap_notifyf("STATUS=Waiting for the root device %s/%s", cfg->dev_dir, relpath);
+		r = ap_init_wait_root(cfg, &e, &bp, relpath, ap_init_root_timeout(&bp), false, &node);
 		if (r == 0) {
 			log_notice("root device %s appeared after %u ms", node, ap_ms_since(t0));
 			ap_notifyf("READY=1\nSTATUS=Root device %s found; probing the other disks", node);
 		} else if (r != -EINTR) {
-			_cleanup_free_ char *why = ap_init_wait_failure(r, &bp, relpath, ap_ms_since(t0));
+			_cleanup_free_ char *why = ap_init_wait_failure(cfg, r, &bp, relpath, ap_ms_since(t0));
 
 			log_error("%s", why ? why : "root device not found");
-			ap_notifyf("READY=1\nSTATUS=Root device %s/%s not found", ap_cfg.dev_dir, relpath);
+			ap_notifyf("READY=1\nSTATUS=Root device %s/%s not found", cfg->dev_dir, relpath);
 			root_status = AP_EXIT_DEGRADED;
 		}
 	} else if (bp.root) {
@@ -298,6 +299,7 @@ static int init_unit(void)
 	status = ap_engine_finish(e);
 	if (root_status == AP_EXIT_DEGRADED && e)
 		ap_engine_dump_state(e, stderr);
+	ap_stop_set_target(NULL);
 	ap_engine_free(e);
 	ap_bootparams_clear(&bp);
 	if (ap_stop_signal())
@@ -308,9 +310,9 @@ static int init_unit(void)
 	return status;
 }
 
-int ap_init_main(int argc, char **argv)
+int ap_init_main(struct ap_config *cfg, int argc, char **argv)
 {
 	if (getpid() == 1)
-		init_pid1(argc, argv);
-	return init_unit();
+		init_pid1(cfg, argc, argv);
+	return init_unit(cfg);
 }

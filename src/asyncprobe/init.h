@@ -7,9 +7,9 @@
 
 /*
  * Run as the initramfs's /init: mount the API filesystems, read the kernel
- * command line into ap_cfg, run the engine, wait for the root device, mount
+ * command line into @cfg, run the engine, wait for the root device, mount
  * it, switch root and exec init.  Returns only on failure outside PID 1;
- * as PID 1 it never returns.  ap_cfg holds the command-line options.
+ * as PID 1 it never returns.  @cfg holds the command-line options.
  *
  * Outside PID 1 (--init given by hand, or ExecStart= of asyncprobe.service
  * in a systemd initrd) nothing is mounted and root is not switched: it
@@ -17,7 +17,9 @@
  * systemd once its link exists, finishes the run and returns the exit
  * status (AP_EXIT_DEGRADED when the root device did not appear).
  */
-int ap_init_main(int argc, char **argv);
+struct ap_config;
+
+int ap_init_main(struct ap_config *cfg, int argc, char **argv);
 
 /* ------------------------------------------ pieces of PID 1, for tests */
 

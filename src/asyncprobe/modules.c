@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Driver loading through libkmod.
+ * Driver loading through libkmod: the context, the blacklists, loading
+ * a modalias or a name, and the plan printed by --resolve-modalias.  Step
+ * 1 below is modules-plan.c, step 2 modules-insert.c (with the async_probe
+ * and scan=sync rules); modules-internal.h has what they share.
  *
  * A libkmod context is not thread-safe, and init_module() can sleep for
  * seconds (a SCSI host scan runs inside it).  So each request is done in
@@ -41,7 +44,7 @@
  * "scsi:...": sd, sr probe asynchronously anyway) and file system modules
  * (ap_modules_insert_options(), init.c) never wait for other devices'
  * probes, and a controller's insertion still returns after its own probe
- * and what that started (the engine checks that itself too: engine.c,
+ * and what that started (the engine checks that itself too: engine-wait.c,
  * "Waiting for a driver").  The kernel parses the parameter for every module
  * (unknown_module_param_cb) since Linux 4.2; 3.16 to 4.1 ignore it with a
  * warning in the kernel log, older kernels refuse the module (ENOENT,
@@ -61,42 +64,16 @@
 #endif
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
-#include <spawn.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <libkmod.h>
 
 #include "asyncprobe.h"
 #include "coldplug.h"
-
-#ifndef MODULE_INIT_COMPRESSED_FILE
-#define MODULE_INIT_COMPRESSED_FILE 4
-#endif
-
-extern char **environ;
-
-struct ap_modules {
-	pthread_mutex_t lock;   /* guards ctx and everything libkmod hands out */
-	struct kmod_ctx *ctx;
-	char *dir;
-	bool foreign;           /* not the running kernel's tree */
-	bool dry_run;
-	char **blacklist;       /* from modprobe.blacklist= */
-	size_t n_blacklist;
-	char **soft_failed;     /* soft dependencies that failed once: not retried */
-	size_t n_soft_failed;
-	char **touched;         /* lock: modules this run began to insert */
-	size_t n_touched;
-	int async_probe;        /* atomic: 1 pass async_probe, 0 do not (see the top) */
-};
+#include "modules-internal.h"
 
 const char *ap_modresult_to_string(enum ap_modresult r)
 {
@@ -126,13 +103,6 @@ static void kmod_log_to_ap(void *data, int priority, const char *file, int line,
 	ap_log(AP_LOG_DEBUG, "libkmod: %s", buf);
 }
 
-static bool dir_exists(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 /* The only version directory below @root/lib/modules (or usr/lib/modules). */
 static char *single_version_dir(const char *root)
 {
@@ -155,7 +125,7 @@ static char *single_version_dir(const char *root)
 			if (de->d_name[0] == '.')
 				continue;
 			snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
-			if (!dir_exists(sub))
+			if (!ap_dir_exists(sub))
 				continue;
 			if (found) {
 				/* more than one: ambiguous */
@@ -170,20 +140,6 @@ static char *single_version_dir(const char *root)
 			return found;
 	}
 	return found;
-}
-
-/* Is the kernel release @release ("6.1.0-57-amd64") at least @maj.@min? */
-static bool kernel_at_least(const char *release, unsigned long maj, unsigned long min)
-{
-	unsigned long a, b = 0;
-	char *end;
-
-	a = strtoul(release, &end, 10);
-	if (end == release)
-		return false;
-	if (*end == '.')
-		b = strtoul(end + 1, NULL, 10);
-	return a > maj || (a == maj && b >= min);
 }
 
 int ap_modules_new(struct ap_modules **ret, const char *basedir, const char *modules_dir,
@@ -209,7 +165,7 @@ int ap_modules_new(struct ap_modules **ret, const char *basedir, const char *mod
 	} else {
 		snprintf(path, sizeof(path), "%s/lib/modules/%s", basedir ? basedir : "",
 			 kver ? kver : u.release);
-		if (!dir_exists(path) && basedir && !kver) {
+		if (!ap_dir_exists(path) && basedir && !kver) {
 			m->dir = single_version_dir(basedir);
 			if (m->dir)
 				log_notice("no modules for the running kernel %s below %s: using %s",
@@ -222,7 +178,7 @@ int ap_modules_new(struct ap_modules **ret, const char *basedir, const char *mod
 		r = -ENOMEM;
 		goto fail;
 	}
-	if (!dir_exists(m->dir)) {
+	if (!ap_dir_exists(m->dir)) {
 		log_warning("no module tree at %s", m->dir);
 		r = -ENOENT;
 		goto fail;
@@ -240,7 +196,7 @@ int ap_modules_new(struct ap_modules **ret, const char *basedir, const char *mod
 	base = strrchr(m->dir, '/');
 	base = base ? base + 1 : m->dir;
 	m->foreign = strcmp(base, u.release) != 0;
-	m->async_probe = kernel_at_least(u.release, 4, 2);
+	m->async_probe = ap_kernel_has_async_probe();
 	if (!m->async_probe)
 		log_info("kernel %s predates async_probe (Linux 4.2): every insertion waits for "
 			 "all asynchronous probes in the kernel", u.release);
@@ -276,21 +232,13 @@ fail:
 
 struct ap_modules *ap_modules_free(struct ap_modules *m)
 {
-	size_t i;
-
 	if (!m)
 		return NULL;
 	if (m->ctx)
 		kmod_unref(m->ctx);
-	for (i = 0; i < m->n_blacklist; i++)
-		free(m->blacklist[i]);
-	free(m->blacklist);
-	for (i = 0; i < m->n_soft_failed; i++)
-		free(m->soft_failed[i]);
-	free(m->soft_failed);
-	for (i = 0; i < m->n_touched; i++)
-		free(m->touched[i]);
-	free(m->touched);
+	ap_strv_free(m->blacklist, m->n_blacklist);
+	ap_strv_free(m->soft_failed, m->n_soft_failed);
+	ap_strv_free(m->touched, m->n_touched);
 	free(m->dir);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
@@ -305,18 +253,6 @@ const char *ap_modules_dir(struct ap_modules *m)
 bool ap_modules_foreign(struct ap_modules *m)
 {
 	return m && m->foreign;
-}
-
-/* Module names compare with '-' and '_' equal, as the kernel does. */
-static bool modname_eq(const char *a, const char *b)
-{
-	for (; *a && *b; a++, b++) {
-		char ca = *a == '-' ? '_' : *a, cb = *b == '-' ? '_' : *b;
-
-		if (ca != cb)
-			return false;
-	}
-	return *a == *b;
 }
 
 void ap_modules_blacklist(struct ap_modules *m, const char *comma_list)
@@ -347,464 +283,15 @@ static bool cmdline_blacklisted(struct ap_modules *m, const char *name)
 	size_t i;
 
 	for (i = 0; i < m->n_blacklist; i++)
-		if (modname_eq(m->blacklist[i], name))
+		if (modules_name_eq(m->blacklist[i], name))
 			return true;
 	return false;
-}
-
-/* One step of a load plan. */
-struct action {
-	char *name;
-	char *path;             /* NULL for an install command */
-	char *options;
-	char *command;          /* install command, $CMDLINE_OPTS substituted */
-	struct kmod_module *mod;
-	bool required;          /* the module or a hard dependency (not a softdep) */
-};
-
-struct plan {
-	struct action *v;
-	size_t n;
-	struct kmod_module *top;
-	struct kmod_list *deps;
-};
-
-/*
- * libkmod's print_action has no user pointer: the plan being built is a
- * global, guarded by its own lock (there may be more than one context).
- */
-static pthread_mutex_t collecting_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct plan *collecting;
-
-static char *substitute_opts(const char *cmd, const char *opts)
-{
-	const char *var = "$CMDLINE_OPTS", *p;
-	size_t lv = strlen(var), lo = strlen(opts), cap = strlen(cmd) + 1, n = 0;
-	char *out;
-
-	for (p = cmd; (p = strstr(p, var)); p += lv)
-		cap += lo;
-	out = malloc(cap);
-	if (!out)
-		return NULL;
-	for (p = cmd; *p;) {
-		if (strncmp(p, var, lv) == 0) {
-			memcpy(out + n, opts, lo);
-			n += lo;
-			p += lv;
-		} else {
-			out[n++] = *p++;
-		}
-	}
-	out[n] = '\0';
-	return out;
-}
-
-static void collect_action(struct kmod_module *mod, bool install, const char *options)
-{
-	struct plan *p = collecting;
-	struct action *a, *v;
-	const char *name = kmod_module_get_name(mod);
-	struct kmod_list *l;
-
-	if (!p)
-		return;
-	/* softdeps can bring a module twice; once is enough */
-	for (size_t i = 0; i < p->n; i++)
-		if (strcmp(p->v[i].name, name) == 0)
-			return;
-	v = realloc(p->v, (p->n + 1) * sizeof(*v));
-	if (!v)
-		return;
-	p->v = v;
-	a = &v[p->n];
-	memset(a, 0, sizeof(*a));
-	a->name = strdup(name);
-	a->options = strdup(options ? options : "");
-	if (install) {
-		const char *cmd = kmod_module_get_install_commands(mod);
-
-		a->command = cmd ? substitute_opts(cmd, a->options ? a->options : "") : NULL;
-	} else {
-		const char *path = kmod_module_get_path(mod);
-
-		a->path = path ? strdup(path) : NULL;
-	}
-	a->mod = kmod_module_ref(mod);
-	a->required = mod == p->top;
-	kmod_list_foreach(l, p->deps) {
-		struct kmod_module *d = kmod_module_get_module(l);
-
-		if (strcmp(kmod_module_get_name(d), name) == 0)
-			a->required = true;
-		kmod_module_unref(d);
-	}
-	p->n++;
-}
-
-static void plan_clear(struct plan *p)
-{
-	size_t i;
-
-	for (i = 0; i < p->n; i++) {
-		free(p->v[i].name);
-		free(p->v[i].path);
-		free(p->v[i].options);
-		free(p->v[i].command);
-		kmod_module_unref(p->v[i].mod);
-	}
-	free(p->v);
-	if (p->deps)
-		kmod_module_unref_list(p->deps);
-	memset(p, 0, sizeof(*p));
-}
-
-/*
- * Build the load plan of @mod (under m->lock).  Returns 0, a positive
- * KMOD_PROBE_APPLY_BLACKLIST when blacklisted, or -errno.
- */
-static int plan_build(struct ap_modules *m, struct kmod_module *mod, struct plan *p)
-{
-	int r;
-
-	memset(p, 0, sizeof(*p));
-	p->top = mod;
-	p->deps = kmod_module_get_dependencies(mod);
-	pthread_mutex_lock(&collecting_lock);
-	collecting = p;
-	r = kmod_module_probe_insert_module(mod, KMOD_PROBE_DRY_RUN | KMOD_PROBE_IGNORE_LOADED |
-					    KMOD_PROBE_APPLY_BLACKLIST,
-					    NULL, NULL, NULL, collect_action);
-	collecting = NULL;
-	pthread_mutex_unlock(&collecting_lock);
-	return r;
-}
-
-/* live, coming, builtin: as /sys/module tells; a plain read of one attribute. */
-static bool module_in_kernel(const char *name)
-{
-	char path[PATH_MAX], buf[16] = "";
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/sys/module/%s/initstate", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		/* no initstate but a directory: built in */
-		if (errno != ENOENT)
-			return false;
-		snprintf(path, sizeof(path), "/sys/module/%s", name);
-		return dir_exists(path);
-	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	return n > 0 && (strncmp(buf, "live", 4) == 0);
-}
-
-static bool is_compressed(const char *path)
-{
-	size_t n = strlen(path);
-
-	return (n > 3 && strcmp(path + n - 3, ".xz") == 0) ||
-	       (n > 4 && strcmp(path + n - 4, ".zst") == 0) ||
-	       (n > 3 && strcmp(path + n - 3, ".gz") == 0);
-}
-
-static int run_install_command(const char *name, const char *command)
-{
-	char env_module[PATH_MAX];
-	char *argv[] = { (char *)"/bin/sh", (char *)"-c", (char *)command, NULL };
-	char **envp;
-	size_t n = 0, i, j = 0;
-	posix_spawnattr_t attr;
-	sigset_t none, all;
-	pid_t pid;
-	int status, r;
-
-	for (; environ && environ[n]; n++)
-		;
-	envp = calloc(n + 2, sizeof(*envp));
-	if (!envp)
-		return -ENOMEM;
-	for (i = 0; i < n; i++)
-		if (strncmp(environ[i], "MODPROBE_MODULE=", 16) != 0)
-			envp[j++] = environ[i];
-	snprintf(env_module, sizeof(env_module), "MODPROBE_MODULE=%s", name);
-	envp[j++] = env_module;
-	/*
-	 * The command gets a clean signal state: it runs from a libasync
-	 * worker, which blocks every signal, and a PID 1 ignores some; a
-	 * command inheriting that could not even be stopped with SIGTERM.
-	 */
-	sigemptyset(&none);
-	sigfillset(&all);
-	r = posix_spawnattr_init(&attr);
-	if (r == 0) {
-		posix_spawnattr_setsigmask(&attr, &none);
-		posix_spawnattr_setsigdefault(&attr, &all);
-		posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-		r = posix_spawn(&pid, "/bin/sh", NULL, &attr, argv, envp);
-		posix_spawnattr_destroy(&attr);
-	}
-	free(envp);
-	if (r)
-		return -r;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		return -EIO;
-	return 0;
-}
-
-/*
- * A soft dependency that failed (crct10dif_pclmul on a CPU without
- * PCLMULQDQ: ENODEV) fails the same way for every disk that pulls it in:
- * it is tried and reported once, then skipped.  Returns true when name
- * failed before; with record, remembers it (under m->lock).
- */
-static bool soft_failed(struct ap_modules *m, const char *name, bool record)
-{
-	bool seen = false;
-	size_t i;
-
-	pthread_mutex_lock(&m->lock);
-	for (i = 0; i < m->n_soft_failed && !seen; i++)
-		seen = strcmp(m->soft_failed[i], name) == 0;
-	if (!seen && record) {
-		char **v = realloc(m->soft_failed, (m->n_soft_failed + 1) * sizeof(*v));
-
-		if (v) {
-			m->soft_failed = v;
-			if ((v[m->n_soft_failed] = strdup(name)))
-				m->n_soft_failed++;
-		}
-	}
-	pthread_mutex_unlock(&m->lock);
-	return seen;
-}
-
-/*
- * finit_module() in a child process.  A driver probes its devices inside
- * init_module(), and that can wait on a device for good, uninterruptibly
- * (the partition table read of a disk that stopped answering).  A thread
- * stuck there would keep this process from exiting, and PID 1 from
- * exec'ing the real init: the kernel ends every other thread first, and
- * cannot end that one.  A stuck child is simply left behind.  The child
- * makes one system call and exits; the cost is a fork per module.
- * Returns 0 or -errno.
- */
-static int finit_module_child(int fd, const char *options, int flags)
-{
-	pid_t pid;
-	int status;
-
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		long r = syscall(SYS_finit_module, fd, options, flags);
-
-		_exit(r < 0 ? (errno > 0 && errno < 256 ? errno : EIO) : 0);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	if (WIFEXITED(status))
-		return -WEXITSTATUS(status);
-	return -EINTR;
-}
-
-/*
- * Does the option string @opts ("a=1 b c=\"x y\"", as modprobe.d and
- * the kernel command line give it) set the parameter @name, with or
- * without a value?
- */
-static bool options_name(const char *opts, const char *name)
-{
-	size_t ln = strlen(name);
-	const char *p = opts;
-
-	while (p && *p) {
-		bool quoted = false;
-		const char *t;
-
-		while (*p == ' ' || *p == '\t')
-			p++;
-		t = p;
-		for (; *p && (quoted || (*p != ' ' && *p != '\t')); p++)
-			if (*p == '"')
-				quoted = !quoted;
-		if ((size_t)(p - t) >= ln && strncmp(t, name, ln) == 0 &&
-		    (t[ln] == '=' || t + ln == p))
-			return true;
-	}
-	return false;
-}
-
-/*
- * The options one insertion of @a gets: its own (modprobe.d, the kernel
- * command line), then async_probe when @async and they do not name it,
- * then scan=sync for scsi_mod when they do not name scan (see the top of
- * this file).  Returns a malloc'ed string or NULL (ENOMEM).
- */
-static char *insert_options(const struct action *a, bool async)
-{
-	const char *own = a->options ? a->options : "";
-	bool add_async = async && !options_name(own, "async_probe");
-	bool add_scan = modname_eq(a->name, "scsi_mod") && !options_name(own, "scan");
-	char *s;
-
-	if (asprintf(&s, "%s%s%s%s%s", own, *own && (add_async || add_scan) ? " " : "",
-		     add_async ? "async_probe" : "", add_async && add_scan ? " " : "",
-		     add_scan ? "scan=sync" : "") < 0)
-		return NULL;
-	return s;
-}
-
-char *ap_modules_insert_options(const char *name, const char *options, bool async)
-{
-	struct action a = { .name = (char *)name, .options = (char *)options };
-
-	return insert_options(&a, async);
-}
-
-bool ap_kernel_has_async_probe(void)
-{
-	struct utsname u;
-
-	return uname(&u) == 0 && kernel_at_least(u.release, 4, 2);
-}
-
-/* Remember that this run began to insert @name (under m->lock). */
-static void touch_module(struct ap_modules *m, const char *name)
-{
-	char **v;
-	size_t i;
-
-	pthread_mutex_lock(&m->lock);
-	for (i = 0; i < m->n_touched; i++)
-		if (modname_eq(m->touched[i], name))
-			break;
-	if (i == m->n_touched) {
-		v = realloc(m->touched, (m->n_touched + 1) * sizeof(*v));
-		if (v) {
-			m->touched = v;
-			if ((v[m->n_touched] = strdup(name)))
-				m->n_touched++;
-		}
-	}
-	pthread_mutex_unlock(&m->lock);
-}
-
-bool ap_modules_touched(struct ap_modules *m, const char *name)
-{
-	bool found = false;
-	size_t i;
-
-	if (!m || !name)
-		return false;
-	pthread_mutex_lock(&m->lock);
-	for (i = 0; i < m->n_touched && !found; i++)
-		found = modname_eq(m->touched[i], name);
-	pthread_mutex_unlock(&m->lock);
-	return found;
-}
-
-bool ap_modules_scsi_scan_sync(void)
-{
-	char buf[16] = "";
-	ssize_t n;
-	int fd;
-
-	fd = open("/sys/module/scsi_mod/parameters/scan", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	return n >= 4 && strncmp(buf, "sync", 4) == 0;
-}
-
-/* One insertion of @a's file with @opts, without m->lock.  0 or -errno. */
-static int insert_file(struct ap_modules *m, struct action *a, const char *opts)
-{
-	int fd, r;
-
-	fd = open(a->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	r = finit_module_child(fd, opts, is_compressed(a->path) ? MODULE_INIT_COMPRESSED_FILE : 0);
-	close(fd);
-	if (r == -ENOSYS || (r == -EINVAL && is_compressed(a->path))) {
-		/* let libkmod decompress in userspace */
-		pthread_mutex_lock(&m->lock);
-		r = kmod_module_insert_module(a->mod, 0, opts);
-		pthread_mutex_unlock(&m->lock);
-	}
-	return r;
-}
-
-/* Carry out one action, without m->lock.  0 (also for "already there") or -errno. */
-static int action_run(struct ap_modules *m, struct action *a, bool *inserted, bool own_probe)
-{
-	char *opts;
-	bool async;
-	int r;
-
-	*inserted = false;
-	/* loaded state is the running kernel's: meaningless for another tree */
-	if (!m->foreign && module_in_kernel(a->name))
-		return 0;
-	if (a->command) {
-		log_info("module %s: running install command: %s", a->name, a->command);
-		return run_install_command(a->name, a->command);
-	}
-	if (!a->path)
-		return -ENOENT;
-	/*
-	 * Modules built for another kernel: the kernel would refuse them
-	 * (vermagic), so do not hand them over.  Install commands above still
-	 * run: they are the administrator's.
-	 */
-	if (m->foreign)
-		return -ENOEXEC;
-	async = !own_probe && __atomic_load_n(&m->async_probe, __ATOMIC_RELAXED) != 0;
-	opts = insert_options(a, async);
-	if (!opts)
-		return -ENOMEM;
-	touch_module(m, a->name);
-	log_debug("module %s: inserting %s with options '%s'", a->name, a->path, opts);
-	r = insert_file(m, a, opts);
-	if ((r == -ENOENT || r == -EINVAL) && async && !options_name(a->options ? a->options : "",
-								      "async_probe")) {
-		/* a kernel that refuses the parameter (before 3.16: "Unknown parameter") */
-		char *plain = insert_options(a, false);
-
-		if (plain && insert_file(m, a, plain) == 0) {
-			if (__atomic_exchange_n(&m->async_probe, 0, __ATOMIC_RELAXED))
-				log_notice("module %s: the kernel refused async_probe (%s) and took it "
-					   "without: not passing async_probe any more", a->name,
-					   strerror(-r));
-			r = 0;
-		}
-		free(plain);
-	}
-	free(opts);
-	if (r == -EEXIST)
-		return 0;
-	if (r == 0)
-		*inserted = true;
-	return r;
 }
 
 void ap_modload_clear(struct ap_modload *l)
 {
-	size_t i;
-
 	free(l->module);
-	for (i = 0; i < l->n_chain; i++)
-		free(l->chain[i]);
-	free(l->chain);
+	ap_strv_free(l->chain, l->n_chain);
 	memset(l, 0, sizeof(*l));
 }
 
@@ -823,6 +310,103 @@ static struct ap_modload *loads_add(struct ap_modload **loads, size_t *n, const 
 static int load_alias(struct ap_modules *m, const char *modalias, const char *who,
 		      struct ap_modload **loads, size_t *n_loads, bool device);
 
+/*
+ * Step 1 for @mod, one of the modules @ld's alias resolves to (under
+ * m->lock): blacklisted, built in, or its load plan in @p (zeroed first).
+ */
+static void plan_module(struct ap_modules *m, struct kmod_module *mod, struct ap_modload *ld,
+			struct plan *p)
+{
+	const char *name = kmod_module_get_name(mod);
+	size_t j;
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	ld->t0_ns = ap_now_ns();
+	if (cmdline_blacklisted(m, name)) {
+		ld->result = AP_MOD_BLACKLISTED;
+	} else if (kmod_module_get_initstate(mod) == KMOD_MODULE_BUILTIN) {
+		ld->result = AP_MOD_BUILTIN;
+	} else {
+		r = modules_plan_build(m, mod, p);
+		if (r == KMOD_PROBE_APPLY_BLACKLIST) {
+			ld->result = AP_MOD_BLACKLISTED;
+		} else if (r < 0) {
+			ld->result = AP_MOD_FAILED;
+			ld->error = r;
+		} else {
+			ld->chain = calloc(p->n ? p->n : 1, sizeof(char *));
+			for (j = 0; ld->chain && j < p->n; j++)
+				if ((ld->chain[ld->n_chain] = strdup(p->v[j].name)))
+					ld->n_chain++;
+			ld->result = m->dry_run ? AP_MOD_DRY_RUN : AP_MOD_OK;
+		}
+	}
+	ld->t1_ns = ap_now_ns();
+}
+
+/*
+ * Step 2 for @ld, without m->lock: report what step 1 decided, or carry
+ * out its plan @p (@device as for load_alias()).
+ */
+static void insert_plan(struct ap_modules *m, struct ap_modload *ld, struct plan *p,
+			const char *who, const char *modalias, bool device)
+{
+	size_t j;
+	int r;
+
+	if (ld->result == AP_MOD_BLACKLISTED) {
+		log_notice("%s: module %s is blacklisted, not loading it", who, ld->module);
+	} else if (ld->result == AP_MOD_FAILED) {
+		log_error("%s: module %s: cannot resolve: %s", who, ld->module,
+			  strerror(-ld->error));
+	} else if (ld->result == AP_MOD_DRY_RUN) {
+		char chain[1024] = "";
+
+		for (j = 0; j < ld->n_chain; j++) {
+			strncat(chain, " ", sizeof(chain) - strlen(chain) - 1);
+			strncat(chain, ld->chain[j], sizeof(chain) - strlen(chain) - 1);
+		}
+		log_notice("%s: would load %s:%s", who, ld->module, chain);
+	} else if (ld->result == AP_MOD_OK) {
+		ld->t0_ns = ap_now_ns();
+		for (j = 0; j < p->n; j++) {
+			bool ins;
+
+			if (!p->v[j].required && modules_soft_failed(m, p->v[j].name, false))
+				continue;
+			/* a controller's own driver keeps its probe synchronous (see the top) */
+			r = modules_action_run(m, &p->v[j], &ins,
+					       device && strcmp(p->v[j].name, ld->module) == 0 &&
+					       strncmp(modalias, "scsi:", 5) != 0);
+			if (ins && strcmp(p->v[j].name, ld->module) == 0)
+				ld->inserted = true;
+			if (ins)
+				log_info("%s: inserted %s", who, p->v[j].name);
+			if (r < 0 && p->v[j].required) {
+				ld->result = AP_MOD_FAILED;
+				ld->error = r;
+				if (r == -ENOENT && p->v[j].path)
+					log_error("%s: module %s: %s is missing (not in the image?)",
+						  who, ld->module, p->v[j].path);
+				else if (strcmp(p->v[j].name, ld->module) == 0)
+					log_error("%s: module %s failed to load: %s", who,
+						  ld->module, strerror(-r));
+				else
+					log_error("%s: module %s: dependency %s failed to load: %s",
+						  who, ld->module, p->v[j].name, strerror(-r));
+				break;
+			}
+			if (r < 0 && !modules_soft_failed(m, p->v[j].name, true))
+				log_notice("%s: module %s: soft dependency %s failed to load: %s, "
+					   "ignoring it (not retried)",
+					   who, ld->module, p->v[j].name, strerror(-r));
+		}
+		ld->t1_ns = ap_now_ns();
+	}
+}
+
+
 int ap_modules_load_alias(struct ap_modules *m, const char *modalias, const char *who,
 			  struct ap_modload **loads, size_t *n_loads)
 {
@@ -839,7 +423,7 @@ static int load_alias(struct ap_modules *m, const char *modalias, const char *wh
 {
 	struct kmod_list *list = NULL, *l;
 	struct plan *plans = NULL;
-	size_t first = *n_loads, n_plans = 0, i, j;
+	size_t first = *n_loads, n_plans = 0, i;
 	int r, failed = 0;
 
 	pthread_mutex_lock(&m->lock);
@@ -877,31 +461,7 @@ static int load_alias(struct ap_modules *m, const char *modalias, const char *wh
 			continue;
 		}
 		plans = pv;
-		memset(&plans[n_plans], 0, sizeof(plans[0]));
-		ld->t0_ns = ap_now_ns();
-
-		if (cmdline_blacklisted(m, name)) {
-			ld->result = AP_MOD_BLACKLISTED;
-		} else if (kmod_module_get_initstate(mod) == KMOD_MODULE_BUILTIN) {
-			ld->result = AP_MOD_BUILTIN;
-		} else {
-			r = plan_build(m, mod, &plans[n_plans]);
-			if (r == KMOD_PROBE_APPLY_BLACKLIST) {
-				ld->result = AP_MOD_BLACKLISTED;
-			} else if (r < 0) {
-				ld->result = AP_MOD_FAILED;
-				ld->error = r;
-			} else {
-				struct plan *p = &plans[n_plans];
-
-				ld->chain = calloc(p->n ? p->n : 1, sizeof(char *));
-				for (j = 0; ld->chain && j < p->n; j++)
-					if ((ld->chain[ld->n_chain] = strdup(p->v[j].name)))
-						ld->n_chain++;
-				ld->result = m->dry_run ? AP_MOD_DRY_RUN : AP_MOD_OK;
-			}
-		}
-		ld->t1_ns = ap_now_ns();
+		plan_module(m, mod, ld, &plans[n_plans]);
 		n_plans++;
 		kmod_module_unref(mod);
 	}
@@ -911,64 +471,15 @@ static int load_alias(struct ap_modules *m, const char *modalias, const char *wh
 	/* Step 2: insertion, without the lock. */
 	for (i = 0; i < n_plans; i++) {
 		struct ap_modload *ld = &(*loads)[first + i];
-		struct plan *p = &plans[i];
 
-		if (ld->result == AP_MOD_BLACKLISTED) {
-			log_notice("%s: module %s is blacklisted, not loading it", who, ld->module);
-		} else if (ld->result == AP_MOD_FAILED) {
-			log_error("%s: module %s: cannot resolve: %s", who, ld->module,
-				  strerror(-ld->error));
-		} else if (ld->result == AP_MOD_DRY_RUN) {
-			char chain[1024] = "";
-
-			for (j = 0; j < ld->n_chain; j++) {
-				strncat(chain, " ", sizeof(chain) - strlen(chain) - 1);
-				strncat(chain, ld->chain[j], sizeof(chain) - strlen(chain) - 1);
-			}
-			log_notice("%s: would load %s:%s", who, ld->module, chain);
-		} else if (ld->result == AP_MOD_OK) {
-			ld->t0_ns = ap_now_ns();
-			for (j = 0; j < p->n; j++) {
-				bool ins;
-
-				if (!p->v[j].required && soft_failed(m, p->v[j].name, false))
-					continue;
-				/* a controller's own driver keeps its probe synchronous (see the top) */
-				r = action_run(m, &p->v[j], &ins,
-					       device && strcmp(p->v[j].name, ld->module) == 0 &&
-					       strncmp(modalias, "scsi:", 5) != 0);
-				if (ins && strcmp(p->v[j].name, ld->module) == 0)
-					ld->inserted = true;
-				if (ins)
-					log_info("%s: inserted %s", who, p->v[j].name);
-				if (r < 0 && p->v[j].required) {
-					ld->result = AP_MOD_FAILED;
-					ld->error = r;
-					if (r == -ENOENT && p->v[j].path)
-						log_error("%s: module %s: %s is missing (not in the image?)",
-							  who, ld->module, p->v[j].path);
-					else if (strcmp(p->v[j].name, ld->module) == 0)
-						log_error("%s: module %s failed to load: %s", who,
-							  ld->module, strerror(-r));
-					else
-						log_error("%s: module %s: dependency %s failed to load: %s",
-							  who, ld->module, p->v[j].name, strerror(-r));
-					break;
-				}
-				if (r < 0 && !soft_failed(m, p->v[j].name, true))
-					log_notice("%s: module %s: soft dependency %s failed to load: %s, "
-						   "ignoring it (not retried)",
-						   who, ld->module, p->v[j].name, strerror(-r));
-			}
-			ld->t1_ns = ap_now_ns();
-		}
+		insert_plan(m, ld, &plans[i], who, modalias, device);
 		if (ld->result == AP_MOD_FAILED)
 			failed++;
 	}
 
 	pthread_mutex_lock(&m->lock);
 	for (i = 0; i < n_plans; i++)
-		plan_clear(&plans[i]);
+		modules_plan_clear(&plans[i]);
 	pthread_mutex_unlock(&m->lock);
 	free(plans);
 	return failed;
@@ -1054,7 +565,7 @@ int ap_modules_show(struct ap_modules *m, const char *modalias, FILE *out)
 			fprintf(out, "builtin %s\n", kmod_module_get_name(mod));
 			count++;
 		} else {
-			r = plan_build(m, mod, &p);
+			r = modules_plan_build(m, mod, &p);
 			if (r == KMOD_PROBE_APPLY_BLACKLIST) {
 				fprintf(out, "blacklisted %s\n", kmod_module_get_name(mod));
 			} else if (r < 0) {
@@ -1071,7 +582,7 @@ int ap_modules_show(struct ap_modules *m, const char *modalias, FILE *out)
 				}
 				count++;
 			}
-			plan_clear(&p);
+			modules_plan_clear(&p);
 		}
 		kmod_module_unref(mod);
 	}

@@ -162,10 +162,11 @@ int ap_udev_rules_write(const char *path, const struct ap_contest *v, size_t n,
 int ap_udev_rules_check(const char *path);
 
 /*
- * The engine's last step: the rules file for @l where ap_cfg.udev_rules
- * (or the default: AP_UDEV_RULES_DIR in an initramfs) says.  Returns 0 or
+ * The engine's last step: the rules file for @l where cfg->udev_rules
+ * (or the default: AP_UDEV_RULES_DIR in an initramfs) says; nothing with
+ * cfg->no_links or cfg->dry_run.  Returns 0 or
  * -errno (logged).
  */
-int ap_udev_rules_finish(struct ap_links *l);
+int ap_udev_rules_finish(struct ap_links *l, const struct ap_config *cfg);
 
 #endif

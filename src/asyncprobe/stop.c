@@ -8,24 +8,34 @@
  * not just a volatile sig_atomic_t: that is only safe against a handler
  * on the thread that reads it.
  *
- * engine.c keeps its own flag (stop_request), set through the @forward
- * callback: it moves into the engine with the configuration (issue 14).
+ * The engine keeps its own request (struct ap_engine), set for the one
+ * engine registered here; the engine calls nothing of this file.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
 
+#include "engine.h"
 #include "stop.h"
 
 static int stop_sig;
-static void (*stop_forward)(int sig);
+static struct ap_engine *stop_target;
+static int stop_in_handler;     /* handlers between loading stop_target and using it */
 
+/*
+ * The signal is recorded before the target is read, and
+ * ap_stop_set_target() stores the target before it reads the signal: one
+ * of the two sees the other's write, so a signal that races with the
+ * registration still reaches the engine (twice at worst, which is
+ * harmless).
+ */
 static void on_stop_signal(int sig)
 {
-	void (*forward)(int sig) = __atomic_load_n(&stop_forward, __ATOMIC_SEQ_CST);
+	struct ap_engine *target;
 	int expected = 0;
 
 	if (!__atomic_compare_exchange_n(&stop_sig, &expected, sig, false,
@@ -34,18 +44,53 @@ static void on_stop_signal(int sig)
 		raise(sig);
 		return;
 	}
-	if (forward)
-		forward(sig);
+	__atomic_add_fetch(&stop_in_handler, 1, __ATOMIC_SEQ_CST);
+	target = __atomic_load_n(&stop_target, __ATOMIC_SEQ_CST);
+	if (target)
+		ap_engine_request_stop(target, sig);
+	__atomic_sub_fetch(&stop_in_handler, 1, __ATOMIC_SEQ_CST);
 }
 
-void ap_stop_catch(void (*forward)(int sig))
+void ap_stop_catch(void)
 {
 	struct sigaction sa = { .sa_handler = on_stop_signal, .sa_flags = SA_RESTART };
 
-	__atomic_store_n(&stop_forward, forward, __ATOMIC_SEQ_CST);
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+}
+
+void ap_stop_set_target(struct ap_engine *e)
+{
+	int sig;
+
+	__atomic_store_n(&stop_target, e, __ATOMIC_SEQ_CST);
+	/* an engine about to be freed: no handler on another thread still holds it */
+	while (!e && __atomic_load_n(&stop_in_handler, __ATOMIC_SEQ_CST))
+		sched_yield();
+	sig = ap_stop_signal();
+	/* a signal that came before: the handler found no engine, or this one */
+	if (e && sig)
+		ap_engine_request_stop(e, sig);
+}
+
+int ap_stop_engine_start(struct ap_engine **ret, const struct ap_config *cfg)
+{
+	struct ap_engine *e;
+	int r;
+
+	r = ap_engine_new(&e, cfg);
+	if (r < 0)
+		return r;
+	ap_stop_set_target(e);
+	r = ap_engine_run(e);
+	if (r < 0) {
+		ap_stop_set_target(NULL);
+		ap_engine_free(e);
+		return r;
+	}
+	*ret = e;
+	return 0;
 }
 
 int ap_stop_signal(void)

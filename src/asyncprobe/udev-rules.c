@@ -508,23 +508,23 @@ static bool in_initramfs(void)
 	       ((unsigned long)sf.f_type == RAMFS_MAGIC || (unsigned long)sf.f_type == TMPFS_MAGIC);
 }
 
-int ap_udev_rules_finish(struct ap_links *l)
+int ap_udev_rules_finish(struct ap_links *l, const struct ap_config *cfg)
 {
-	const char *path = ap_cfg.udev_rules;
+	const char *path = cfg->udev_rules;
 	struct ap_contest *v = NULL;
 	size_t n = 0;
 	int r;
 
-	if (ap_cfg.no_links || !l)
+	if (cfg->no_links || !l)
 		return 0;
-	if (ap_cfg.dry_run) {
+	if (cfg->dry_run) {
 		log_debug("dry run: no udev rules written");
 		return 0;
 	}
 	if (path && strcmp(path, "none") == 0)
 		return 0;
 	/* the default: where the real system's udev will read it */
-	if (!path && (!(ap_cfg.init_mode || in_initramfs()) || strcmp(ap_cfg.dev_dir, "/dev") != 0))
+	if (!path && (!(cfg->init_mode || in_initramfs()) || strcmp(cfg->dev_dir, "/dev") != 0))
 		return 0;
 	r = ap_links_contested(l, &v, &n);
 	if (r < 0) {

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Small shared helpers (see util.h): monotonic time and milliseconds,
- * string prefixes, peak RSS, output files that report failed writes.
+ * string prefixes, string copies and arrays, directories, peak RSS,
+ * output files that report failed writes.
  * Each job has one helper here instead of a copy per file.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "util.h"
@@ -39,6 +42,34 @@ bool ap_startswith(const char *s, const char *prefix)
 bool ap_streq_ptr(const char *a, const char *b)
 {
 	return a && b && strcmp(a, b) == 0;
+}
+
+char *ap_strdup_or_null(const char *s, int *err)
+{
+	char *d;
+
+	if (!s)
+		return NULL;
+	d = strdup(s);
+	if (!d && err)
+		*err = -ENOMEM;
+	return d;
+}
+
+void ap_strv_free(char **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+bool ap_dir_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 long ap_peak_rss_kib(void)

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Small helpers every part of asyncprobe uses (util.c): time, string
- * prefixes, the process's peak memory, and opening and closing an output
- * file ("-" is stdout) so that a failed write is never silent.
+ * prefixes, copying a string that may be NULL, freeing an array of
+ * strings, whether a directory exists, the process's peak memory, and
+ * opening and closing an output file ("-" is stdout) so that a failed
+ * write is never silent.
  */
 #ifndef ASYNCPROBE_UTIL_H
 #define ASYNCPROBE_UTIL_H
@@ -25,6 +27,18 @@ bool ap_startswith(const char *s, const char *prefix);
 
 /* True if @a and @b are both non-NULL and equal. */
 bool ap_streq_ptr(const char *a, const char *b);
+
+/*
+ * A copy of @s, or NULL when @s is NULL.  When the copy fails, NULL and,
+ * if @err is not NULL, *err = -ENOMEM (so a series of copies checks once).
+ */
+char *ap_strdup_or_null(const char *s, int *err);
+
+/* Free the @n strings of @v (NULL entries allowed), then @v. */
+void ap_strv_free(char **v, size_t n);
+
+/* Whether @path is a directory (stat(), links followed). */
+bool ap_dir_exists(const char *path);
 
 /*
  * The process's peak resident set so far in KiB: VmHWM of

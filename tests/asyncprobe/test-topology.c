@@ -807,7 +807,6 @@ int main(int argc, char **argv)
 		printf("Bail out! libumockdev-preload.so.0 is not preloaded after the re-execution\n");
 		return 1;
 	}
-	ap_config_defaults(&ap_cfg);
 	ap_log_open(AP_LOG_STDERR, -1);
 
 	tb = umockdev_testbed_new();

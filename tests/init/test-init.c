@@ -28,8 +28,8 @@
 #include "asyncprobe/init.h"
 #include "asyncprobe/notify.h"
 
-/* The program defines it in cli.c; weak so a library definition wins. */
-__attribute__((weak)) struct ap_config ap_cfg;
+/* The settings each ap_init_main() call gets (main() in cli.c has its own). */
+static struct ap_config cfg;
 
 static char tmp[] = "/tmp/test-init-XXXXXX";
 
@@ -384,19 +384,19 @@ static void test_unit_mode(void **state)
 	snprintf(sock, sizeof(sock), "%s/notify", tmp);
 	fd = listen_on(sock);
 
-	memset(&ap_cfg, 0, sizeof(ap_cfg));
-	ap_cfg.dev_dir = devdir;
-	ap_cfg.fastboot = -1;
-	ap_cfg.no_modules = true;
-	ap_cfg.device_timeout_ms = 2000;
-	ap_cfg.log_target = AP_LOG_STDERR;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.dev_dir = devdir;
+	cfg.fastboot = -1;
+	cfg.no_modules = true;
+	cfg.device_timeout_ms = 2000;
+	cfg.log_target = AP_LOG_STDERR;
 	setenv("ASYNCPROBE_CMDLINE", cmdline, 1);
 	setenv("ASYNCPROBE_RUNDIR", rundir, 1);
 	setenv("NOTIFY_SOCKET", sock, 1);
 
 	/* the root is there (rootwait: a finished run does not end the wait) */
 	mkfile("cmdline", 0644, "root=/dev/myroot rootwait asyncprobe.root_timeout=5\n");
-	r = ap_init_main(1, (char *[]){ (char *)"asyncprobe", NULL });
+	r = ap_init_main(&cfg, 1, (char *[]){ (char *)"asyncprobe", NULL });
 	expect_datagram(fd, "STATUS=Loading storage drivers and probing disks");
 	{
 		char expect[600];
@@ -411,13 +411,13 @@ static void test_unit_mode(void **state)
 	assert_true(r == AP_EXIT_OK || r == AP_EXIT_DEGRADED);
 
 	/* a root that never comes: exit status 1, READY=1 still sent */
-	memset(&ap_cfg, 0, sizeof(ap_cfg));
-	ap_cfg.dev_dir = devdir;
-	ap_cfg.fastboot = -1;
-	ap_cfg.no_modules = true;
-	ap_cfg.log_target = AP_LOG_STDERR;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.dev_dir = devdir;
+	cfg.fastboot = -1;
+	cfg.no_modules = true;
+	cfg.log_target = AP_LOG_STDERR;
 	mkfile("cmdline", 0644, "root=LABEL=nothing-by-this-name asyncprobe.root_timeout=0.5\n");
-	r = ap_init_main(1, (char *[]){ (char *)"asyncprobe", NULL });
+	r = ap_init_main(&cfg, 1, (char *[]){ (char *)"asyncprobe", NULL });
 	assert_int_equal(r, AP_EXIT_DEGRADED);
 	expect_datagram(fd, "STATUS=Loading storage drivers and probing disks");
 	{
@@ -433,13 +433,13 @@ static void test_unit_mode(void **state)
 	expect_datagram(fd, "STATUS=Done (exit status 1)");
 
 	/* a root= asyncprobe cannot handle: configuration error */
-	memset(&ap_cfg, 0, sizeof(ap_cfg));
-	ap_cfg.dev_dir = devdir;
-	ap_cfg.fastboot = -1;
-	ap_cfg.no_modules = true;
-	ap_cfg.log_target = AP_LOG_STDERR;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.dev_dir = devdir;
+	cfg.fastboot = -1;
+	cfg.no_modules = true;
+	cfg.log_target = AP_LOG_STDERR;
 	mkfile("cmdline", 0644, "root=PARTUUID=12345678-01/PARTNROFF=1\n");
-	r = ap_init_main(1, (char *[]){ (char *)"asyncprobe", NULL });
+	r = ap_init_main(&cfg, 1, (char *[]){ (char *)"asyncprobe", NULL });
 	assert_int_equal(r, AP_EXIT_CONFIG);
 	expect_datagram(fd, "STATUS=Loading storage drivers and probing disks");
 	expect_datagram(fd, "READY=1\nSTATUS=root=PARTUUID=12345678-01/PARTNROFF=1 is not usable; probing");
@@ -472,15 +472,15 @@ static void stop_on(int sig)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		memset(&ap_cfg, 0, sizeof(ap_cfg));
-		ap_cfg.dev_dir = devdir;
-		ap_cfg.fastboot = -1;
-		ap_cfg.no_modules = true;
-		ap_cfg.log_target = AP_LOG_STDERR;
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.dev_dir = devdir;
+		cfg.fastboot = -1;
+		cfg.no_modules = true;
+		cfg.log_target = AP_LOG_STDERR;
 		setenv("ASYNCPROBE_CMDLINE", cmdline, 1);
 		setenv("ASYNCPROBE_RUNDIR", rundir, 1);
 		setenv("NOTIFY_SOCKET", sock, 1);
-		_exit(ap_init_main(1, (char *[]){ (char *)"asyncprobe", NULL }));
+		_exit(ap_init_main(&cfg, 1, (char *[]){ (char *)"asyncprobe", NULL }));
 	}
 	expect_datagram(fd, "STATUS=Loading storage drivers and probing disks");
 	snprintf(expect, sizeof(expect), "STATUS=Waiting for the root device %s/disk/by-label/never-there",

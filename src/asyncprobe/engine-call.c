@@ -1,0 +1,393 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A device's call (engine.c, "Each call"): its steps by kind - discovery,
+ * a controller (its driver and what the driver enumerates), a SCSI device
+ * (its upper driver), a disk or partition (blkid, names) - enumerating its
+ * children, and step 2 (call_ready()), where its children go into the
+ * order and are spawned.  libasync runs node_run() through ap_engine.run.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+#include "engine-internal.h"
+#include "coldplug.h"
+#include "trace.h"
+
+static void progress_update(struct ap_engine *e, const struct ap_node *n)
+{
+	unsigned int done, total;
+	char line[200];
+
+	if (!e->progress)
+		return;
+	pthread_mutex_lock(&e->lock);
+	done = e->done;
+	total = (unsigned int)e->n_nodes;
+	pthread_mutex_unlock(&e->lock);
+	snprintf(line, sizeof(line), "asyncprobe: [%u/%u] %s %s", done, total,
+		 n->discovery ? "discovery" : ap_kind_to_string(n->kind),
+		 n->discovery ? "" : node_label(n));
+	ap_log_progress(line);
+}
+
+void call_progress_clear(struct ap_engine *e)
+{
+	if (e->progress)
+		ap_log_progress(NULL);
+}
+
+/*
+ * Enumerate the devices @n owns (slow part; before step 2).  They are
+ * registered as its children, put into the order and spawned at step 2
+ * (call_ready()), unless the call was abandoned by then.
+ */
+static void collect_children(struct udev *udev, struct ap_node *n)
+{
+	struct ap_engine *e = n->e;
+	int r;
+
+	/* From here on a new device below @n is a hotplug (see hotplug_one(), engine-hotplug.c). */
+	pthread_mutex_lock(&e->lock);
+	n->state = NODE_COLLECTED;
+	if (!n->abandoned) {
+		n->phase = "enumerating its devices";
+		n->t_progress = ap_now_ns();
+	}
+	pthread_mutex_unlock(&e->lock);
+
+	r = ap_enumerate(udev, n->discovery ? NULL : n->syspath, e->cfg.all_modules,
+			 e->cfg.include_loop, &n->found);
+	if (r < 0) {
+		log_error("%s: cannot enumerate devices: %s", node_label(n), strerror(-r));
+		node_fail(n, r, "enumeration failed");
+		return;
+	}
+	if (n->driver && strcmp(n->driver, "nvme") == 0) {
+		ap_enumerate_nvme_heads(udev, n->syspath, &n->found);
+		ap_found_list_sort(&n->found);
+	}
+}
+
+/*
+ * Step 2: the call's work is done.  Decided under the engine lock, against
+ * abandon_locked() (engine-settle.c): an abandoned call stops here; a stop
+ * request seals the node unpublished; otherwise its children are
+ * registered and put into the order right after it, and it is ready to
+ * publish at its turn.  Then the children are described and spawned
+ * (whatever their place in the order).
+ */
+static void call_ready(struct udev *udev, struct ap_node *n)
+{
+	struct ap_engine *e = n->e;
+	struct ap_node *after = n;
+	size_t i;
+
+	root_first_sort(e, udev, n);
+	n->children = calloc(n->found.n ? n->found.n : 1, sizeof(*n->children));
+	n->t_sync0 = ap_now_ns();
+	pthread_mutex_lock(&e->lock);
+	if (n->abandoned) {
+		n->sync_result = -1;
+		pthread_mutex_unlock(&e->lock);
+		ap_found_list_free(&n->found);
+		return;
+	}
+	n->at_sync = true;
+	if (e->stopping) {
+		n->stopped = true;
+		n->sync_result = -1;
+		order_seal_locked(e, n);
+		pthread_mutex_unlock(&e->lock);
+		ap_found_list_free(&n->found);
+		return;
+	}
+	for (i = 0; n->children && i < n->found.n; i++) {
+		struct ap_node *c = node_register_locked(e, n->found.v[i].syspath,
+							 n->found.v[i].kind, n);
+
+		if (!c) {
+			/* known: keep the order a function of the tree, not of timing */
+			c = node_find_locked(e, n->found.v[i].syspath);
+			if (c && c->parent && c->parent != n && !c->hotplug &&
+			    order_before_locked(n, c->parent))
+				after = order_adopt_locked(e, n, after, c);
+			continue;
+		}
+		n->children[n->n_children++] = c;
+		order_insert_locked(e, after, c);
+		after = c;
+	}
+	n->sync_result = 1;
+	n->ready = true;
+	pthread_mutex_unlock(&e->lock);
+	ap_found_list_free(&n->found);
+
+	for (i = 0; i < n->n_children; i++) {
+		struct udev_device *d = udev_device_new_from_syspath(udev, n->children[i]->syspath);
+
+		if (d) {
+			node_describe(n->children[i], d);
+			udev_device_unref(d);
+		}
+	}
+	order_spawn_children(e, n);
+}
+
+static void load_modules(struct ap_node *n, const char *who)
+{
+	struct ap_engine *e = n->e;
+	uint64_t t0;
+
+	if (!e->modules_on || !n->modalias || !*n->modalias)
+		return;
+	node_step(n, "loading its driver");
+	t0 = ap_now_ns();
+	n->mod_failed += ap_modules_load_alias(e->mods, n->modalias, who, &n->loads, &n->n_loads);
+	ap_trace_phase(n->call, "modprobe", t0, ap_now_ns());
+}
+
+static bool any_module_ok(const struct ap_node *n)
+{
+	size_t i;
+
+	for (i = 0; i < n->n_loads; i++)
+		if (n->loads[i].result == AP_MOD_OK || n->loads[i].result == AP_MOD_BUILTIN)
+			return true;
+	return false;
+}
+
+static void run_discovery(struct ap_node *n, struct udev *udev)
+{
+	collect_children(udev, n);
+	log_info("discovery: %zu controllers and devices without one", n->found.n);
+}
+
+static void run_controller(struct ap_node *n, struct udev *udev)
+{
+	struct wait_ctx w = { .udev = udev, .syspath = n->syspath };
+	unsigned int timeout = n->e->cfg.device_timeout_ms;
+	struct udev_device *d;
+	uint64_t t0;
+
+	load_modules(n, n->sysname);
+
+	if (!n->e->cfg.dry_run) {
+		t0 = ap_now_ns();
+		/*
+		 * The insertion returned before the driver probed (async_probe):
+		 * wait for its probe, in the step "loading its driver", then for
+		 * what the driver enumerates after it (see "Waiting for a
+		 * driver").  A driver may also decline a device.
+		 */
+		if (n->driver || any_module_ok(n)) {
+			int r = wait_probe_returned(n, udev, AP_BIND_GRACE_MS);
+
+			if (r < 0)
+				return;         /* given up: its devices are not touched */
+			if (r == 0)
+				log_info("%s: no driver bound after %u ms", n->sysname,
+					 AP_BIND_GRACE_MS);
+			else
+				wait_enumerated(n, udev);
+		}
+		node_step(n, "waiting for its devices");
+		d = udev_device_new_from_syspath(udev, n->syspath);
+		if (d) {
+			free(n->driver);
+			n->driver = ap_strdup_or_null(udev_device_get_driver(d), NULL);
+			udev_device_unref(d);
+		}
+		if (n->driver && strcmp(n->driver, "nvme") == 0) {
+			/* namespaces are scanned from a workqueue once the controller is live */
+			if (ap_monitor_wait(n->e->mon, wait_pred_nvme_ready, &w, timeout) < 0)
+				log_warning("%s: NVMe controller not live with a namespace after %u ms",
+					    n->sysname, timeout);
+		} else if (n->driver && (strcmp(n->driver, "usb-storage") == 0 ||
+					 strcmp(n->driver, "uas") == 0)) {
+			/* usb-storage scans from delayed work, after init_module returned */
+			w.subsystem = "scsi";
+			w.devtype = "scsi_device";
+			if (ap_monitor_wait(n->e->mon, wait_pred_has_child, &w, timeout) < 0)
+				log_warning("%s: no SCSI device after %u ms", n->sysname, timeout);
+		}
+		ap_trace_phase(n->call, "wait", t0, ap_now_ns());
+	}
+	wait_controller_probed(n);
+	if (n->e->modules_on)
+		ap_modules_note_unbound(n->e->mods, n->modalias, n->sysname, n->syspath, n->driver,
+					&n->loads, &n->n_loads);
+	log_info("controller %s%s%s%s", n->sysname, n->driver ? " [" : "",
+		 n->driver ? n->driver : "", n->driver ? "]" : "");
+	collect_children(udev, n);
+}
+
+static void run_scsi(struct ap_node *n, struct udev *udev)
+{
+	struct wait_ctx w = { .udev = udev, .syspath = n->syspath, .subsystem = "block",
+			      .devtype = "disk" };
+	struct udev_device *d;
+	const char *type;
+	unsigned long t = ~0UL;
+	uint64_t t0;
+
+	wait_controllers_probed(n);
+	load_modules(n, n->sysname);
+	d = udev_device_new_from_syspath(udev, n->syspath);
+	if (d) {
+		type = udev_device_get_sysattr_value(d, "type");
+		if (type)
+			t = strtoul(type, NULL, 10);
+		udev_device_unref(d);
+	}
+	/*
+	 * disk, optical, RBC: a block device follows, sd_mod probes
+	 * asynchronously.  Its block device is in sysfs before the probe
+	 * has read the partition table; only the probe's return ("bind")
+	 * says the disk is ready to be opened (see "Waiting for a driver").
+	 */
+	if (!n->e->cfg.dry_run && (t == 0 || t == 5 || t == 7 || t == 0xe) &&
+	    (n->driver || any_module_ok(n))) {
+		node_step(n, "waiting for its block device");
+		t0 = ap_now_ns();
+		/* sd's probes are queued: one may start late on a loaded machine */
+		int r = wait_probe_returned(n, udev, n->e->cfg.device_timeout_ms);
+
+		if (r < 0)
+			return;         /* given up while sd's probe still ran */
+		/* no driver took it within the timeout: look once, do not wait again */
+		if (ap_monitor_wait(n->e->mon, wait_pred_has_child, &w,
+				    r > 0 ? n->e->cfg.device_timeout_ms : 0) < 0) {
+			log_warning("%s: no block device after %u ms", n->sysname,
+				    n->e->cfg.device_timeout_ms);
+			node_fail(n, -ETIMEDOUT, "no block device");
+		}
+		ap_trace_phase(n->call, "wait", t0, ap_now_ns());
+	}
+	d = udev_device_new_from_syspath(udev, n->syspath);
+	if (d) {
+		free(n->driver);
+		n->driver = ap_strdup_or_null(udev_device_get_driver(d), NULL);
+		udev_device_unref(d);
+	}
+	collect_children(udev, n);
+}
+
+static void run_block(struct ap_node *n, struct udev *udev)
+{
+	struct ap_engine *e = n->e;
+	struct udev_device *d;
+	uint64_t t0;
+	int r;
+
+	node_step(n, "probing");
+	t0 = ap_now_ns();
+	if (n->devnode) {
+		n->probe_r = ap_probe_device(n->devnode, &n->fs);
+		if (n->probe_r < 0) {
+			log_warning("%s: cannot probe %s: %s", n->devname, n->devnode,
+				    strerror(-n->probe_r));
+			node_fail(n, n->probe_r, "probe failed");
+		}
+	} else {
+		node_fail(n, -ENODEV, "no device node");
+	}
+	ap_trace_phase(n->call, "probe", t0, ap_now_ns());
+
+	d = udev_device_new_from_syspath(udev, n->syspath);
+	if (d && e->links) {
+		/* Names are pure computation (and SG_IO inquiries): before step 2. */
+		node_step(n, "computing its names");
+		t0 = ap_now_ns();
+		r = ap_names_for_device(d, &n->fs, &n->names);
+		if (r < 0)
+			log_warning("%s: cannot compute link names: %s", n->devname, strerror(-r));
+		ap_trace_phase(n->call, "names", t0, ap_now_ns());
+	}
+	if (n->kind == AP_KIND_DISK)
+		collect_children(udev, n);
+	if (d)
+		udev_device_unref(d);
+
+	log_info("%s %s: %s%s%s%s%s", ap_kind_to_string(n->kind), n->devname,
+		 n->fs.type ? n->fs.type : n->fs.pttype ? n->fs.pttype : "-",
+		 n->fs.label ? " label=" : "", n->fs.label ? n->fs.label : "",
+		 n->fs.uuid ? " uuid=" : "", n->fs.uuid ? n->fs.uuid : "");
+}
+
+void node_run(void *data, async_cookie_t cookie)
+{
+	struct ap_node *n = data;
+	struct ap_engine *e = n->e;
+	struct udev *udev;
+	char label[300];
+	bool skip;
+
+	n->t_start = ap_now_ns();
+	pthread_mutex_lock(&e->lock);
+	n->call = cookie;
+	n->state = NODE_RUNNING;
+	n->phase = "starting";
+	n->t_progress = n->t_start;
+	skip = n->stopped = e->stopping;
+	if (skip)
+		order_seal_locked(e, n);
+	pthread_mutex_unlock(&e->lock);
+	if (skip)
+		goto done;
+
+	snprintf(label, sizeof(label), "%s", node_label(n));
+	ap_trace_label(cookie, n->discovery ? "discover" : ap_kind_to_string(n->kind), label);
+	progress_update(e, n);
+
+	udev = udev_new();
+	if (!udev) {
+		node_fail(n, -ENOMEM, "out of memory");
+		call_ready(NULL, n);    /* no children: udev is not used */
+	} else {
+		if (n->discovery)
+			run_discovery(n, udev);
+		else if (n->kind == AP_KIND_CONTROLLER)
+			run_controller(n, udev);
+		else if (n->kind == AP_KIND_SCSI)
+			run_scsi(n, udev);
+		else
+			run_block(n, udev);
+		call_ready(udev, n);
+		udev_unref(udev);
+	}
+
+	pthread_mutex_lock(&e->lock);
+	if (n->abandoned) {
+		/* counted as done when it was abandoned; touch nothing shared */
+		if (n->stopped)
+			log_debug("%s: the call stopped returned after %.1f s; its results are dropped",
+				  node_label(n), ap_ms_between(n->t_start, ap_now_ns()) / 1000.0);
+		else
+			log_notice("%s: the abandoned call returned after %.1f s; its results are dropped",
+				   node_label(n), ap_ms_between(n->t_start, ap_now_ns()) / 1000.0);
+		n->abandoned_returned = true;
+		e->abandoned_running--;
+		pthread_cond_broadcast(&e->cond);
+		pthread_mutex_unlock(&e->lock);
+		return;
+	}
+	pthread_mutex_unlock(&e->lock);
+
+done:
+	/* its own turn may have come, or it was the one the frontier waited for */
+	order_pump(e, n);
+	n->t_end = ap_now_ns();
+	pthread_mutex_lock(&e->lock);
+	n->state = NODE_DONE;
+	n->phase = NULL;
+	if (!e->parallel)
+		e->in_flight--;
+	pthread_cond_broadcast(&e->cond);
+	pthread_mutex_unlock(&e->lock);
+	progress_update(e, n);
+	ap_monitor_kick(e->mon);
+}

@@ -1,0 +1,396 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Waiting for a driver (see the comment of that name below): the "bind"
+ * records of the run, a driver's probe having returned, libata's ports
+ * having classified their devices, and every controller's driver having
+ * probed before a SCSI device loads its own.  Each wait is bounded by
+ * --device-timeout or by the hang rule (engine-settle.c).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "engine-internal.h"
+#include "coldplug.h"
+#include "trace.h"
+
+bool wait_pred_has_child(void *data)
+{
+	struct wait_ctx *w = data;
+
+	return ap_has_child(w->udev, w->syspath, w->subsystem, w->devtype);
+}
+
+/* NVMe: the controller's class device is live and has a namespace. */
+bool wait_pred_nvme_ready(void *data)
+{
+	struct wait_ctx *w = data;
+
+	return ap_nvme_ctrl_ready(w->udev, w->syspath);
+}
+
+/*
+ * Waiting for a driver.  Modules are inserted with async_probe (modules.c
+ * says which and why), so an insertion no longer waits for every
+ * asynchronous probe in the system: a disk whose probe hangs holds no
+ * other insertion.  But then an insertion's return does not say "its
+ * devices are probed" either (sd_mod's returns at once, and a user's
+ * module.async_probe=1 makes every driver probe asynchronously).  What
+ * each call waits for instead, and why it is exact:
+ *
+ *  - A device's probe has returned when the kernel sent its "bind" uevent
+ *    (driver_bound(), after the driver's probe function returned 0).  The
+ *    "driver" link is not that signal: it appears before the probe
+ *    function runs (driver_sysfs_add()).  The monitor records every bind
+ *    from the start of the run (wait_bound_add()); a device whose driver's
+ *    module this run did not insert was bound before the run, and one
+ *    with no driver link after the grace was declined.  While the link is
+ *    there and no bind came, the probe is running, and the call stays in
+ *    its step, so a probe that never returns (a disk that stops answering
+ *    during the partition scan in device_add_disk()) gets the call
+ *    abandoned by the hang rule, and nothing below that device is
+ *    touched: its block device may already be in sysfs, but opening it
+ *    would sleep uninterruptibly on the scan.
+ *  - A SCSI HBA scans its buses inside its probe when scsi_mod's scan
+ *    parameter is "sync" (modules.c inserts scsi_mod so): its bind means
+ *    every SCSI device it found is registered.  With scan=async (the
+ *    user's choice) the scan runs after the probe, unmarked in sysfs, and
+ *    only the insertion's own wait (the HBA driver is inserted without
+ *    async_probe) covers it.
+ *  - libata (ahci, ata_piix, ...) registers its ports in the probe and
+ *    probes them afterwards, one asynchronous call per port: error
+ *    handling resets each link, attaches the devices it finds, then the
+ *    port adds a SCSI device per ATA or ATAPI device
+ *    (pred_ata_ports_done() says how that shows in sysfs), bounded by
+ *    --device-timeout.
+ *  - A SCSI device's upper driver (sd, sr) probes asynchronously; its bind
+ *    comes after the disk and its partitions were added.
+ *
+ * A device that appears below a controller after its call enumerated is
+ * a hotplug (its cookie depends on timing), so each wait ends only on a
+ * signal that the kernel has finished with the controller.
+ */
+
+/* Open-addressing set of syspaths (FNV-1a, node_path_hash()), engine lock. */
+void wait_bound_add(struct ap_engine *e, const char *syspath)
+{
+	size_t i, mask;
+	char *dup;
+
+	pthread_mutex_lock(&e->lock);
+	if ((e->n_bound + 1) * 2 > e->bound_size) {
+		size_t old_size = e->bound_size, ns = old_size ? old_size * 2 : 64;
+		char **old = e->bound, **v = calloc(ns, sizeof(*v));
+
+		if (!v)
+			goto out;
+		for (i = 0; i < old_size; i++)
+			if (old[i]) {
+				size_t j = node_path_hash(old[i]) & (ns - 1);
+
+				while (v[j])
+					j = (j + 1) & (ns - 1);
+				v[j] = old[i];
+			}
+		free(old);
+		e->bound = v;
+		e->bound_size = ns;
+	}
+	mask = e->bound_size - 1;
+	for (i = node_path_hash(syspath) & mask; e->bound[i]; i = (i + 1) & mask)
+		if (strcmp(e->bound[i], syspath) == 0)
+			goto out;
+	dup = strdup(syspath);
+	if (dup) {
+		e->bound[i] = dup;
+		e->n_bound++;
+	}
+out:
+	pthread_mutex_unlock(&e->lock);
+}
+
+static bool bound_seen(struct ap_engine *e, const char *syspath)
+{
+	bool found = false;
+	size_t i, mask;
+
+	pthread_mutex_lock(&e->lock);
+	if (e->bound_size) {
+		mask = e->bound_size - 1;
+		for (i = node_path_hash(syspath) & mask; e->bound[i] && !found; i = (i + 1) & mask)
+			found = strcmp(e->bound[i], syspath) == 0;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return found;
+}
+
+struct probe_wait {
+	struct ap_engine *e;
+	const char *syspath;
+};
+
+static bool pred_probe_returned(void *data)
+{
+	struct probe_wait *p = data;
+
+	return bound_seen(p->e, p->syspath);
+}
+
+/* The module of @syspath's driver ("sd_mod"), or "" when none is named. */
+static void driver_module(const char *syspath, char *buf, size_t size)
+{
+	char path[PATH_MAX], target[PATH_MAX];
+	const char *base;
+	ssize_t k;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "%s/driver/module", syspath);
+	k = readlink(path, target, sizeof(target) - 1);
+	if (k <= 0)
+		return;
+	target[k] = '\0';
+	base = strrchr(target, '/');
+	base = base ? base + 1 : target;
+	if (strlen(base) < size)
+		memcpy(buf, base, strlen(base) + 1);
+}
+
+static bool node_given_up(struct ap_node *n)
+{
+	bool r;
+
+	pthread_mutex_lock(&n->e->lock);
+	r = n->abandoned || n->e->stopping;
+	pthread_mutex_unlock(&n->e->lock);
+	return r || engine_stop_signal(n->e);
+}
+
+/*
+ * Wait until the driver's probe of @n's device has returned (see "Waiting
+ * for a driver").  Returns 1 when it has (or the device was bound before
+ * this run), 0 when no driver took the device within @grace ms,
+ * -1 when the call was given up (abandoned, stop request) while the probe
+ * still ran.  A probe that outlasts --device-timeout is logged once and
+ * waited for further: the hang rule decides, in the caller's step.
+ */
+int wait_probe_returned(struct ap_node *n, struct udev *udev, unsigned int grace)
+{
+	struct probe_wait p = { .e = n->e, .syspath = n->syspath };
+	unsigned int timeout = n->e->cfg.device_timeout_ms;
+	uint64_t t0 = ap_now_ns();
+	bool warned = false;
+
+	for (;;) {
+		struct udev_device *d;
+		char mod[256] = "";
+		bool attached;
+		double ms;
+
+		if (ap_monitor_wait(n->e->mon, pred_probe_returned, &p, n->e->mon ? 250 : 0) == 0)
+			return 1;
+		d = udev_device_new_from_syspath(udev, n->syspath);
+		attached = d && udev_device_get_driver(d);
+		if (d)
+			udev_device_unref(d);
+		ms = ap_ms_between(t0, ap_now_ns());
+		if (!attached) {
+			if (ms >= grace || ms >= timeout)
+				return 0;
+			if (!n->e->mon)
+				usleep(20000);
+			continue;
+		}
+		driver_module(n->syspath, mod, sizeof(mod));
+		/* bound before this run, or no uevents to tell: the old rule */
+		if (!n->e->mon || !ap_modules_touched(n->e->mods, mod))
+			return 1;
+		if (!warned && ms >= timeout) {
+			log_warning("%s: its driver's probe has not returned after %u ms",
+				    node_label(n), timeout);
+			warned = true;
+		}
+		if (node_given_up(n))
+			return -1;
+	}
+}
+
+struct ata_count {
+	int unknown, present;
+	char *report;           /* NULL, or where to list what each device showed */
+	size_t report_size;
+};
+
+/*
+ * One ATA device position (dev1.0).  "class" is "unknown" until error
+ * handling attaches a device there, and stays so for an empty position;
+ * what tells an empty position that was probed from one not probed yet is
+ * "pio_mode": "<n/a>" until the port's first reset, which sets every
+ * position of the link to PIO0.  A SATA link that came up after that
+ * reset shows its speed in its ata_link's "sata_spd" (else "<unknown>"):
+ * a device is expected there, and counted as not probed until it has its
+ * class.  (PATA has no sata_spd: an empty position counts as probed after
+ * the reset, one with a device once error handling has set its class.)
+ */
+static bool count_ata_class(struct udev_device *d, void *arg)
+{
+	struct ata_count *c = arg;
+	const char *cls = udev_device_get_sysattr_value(d, "class");
+	const char *pio = udev_device_get_sysattr_value(d, "pio_mode");
+	const char *spd = NULL;
+	struct udev_device *link;
+	char spd_buf[32];
+
+	/* ata_device dev1.0 sits in link1/dev1.0/ata_device/dev1.0; its link: link1/ata_link/link1 */
+	link = udev_device_get_parent(udev_device_get_parent(d));
+	if (link) {
+		char path[PATH_MAX];
+		struct udev_device *ld;
+
+		snprintf(path, sizeof(path), "%s/ata_link/%s", udev_device_get_syspath(link),
+			 udev_device_get_sysname(link));
+		ld = udev_device_new_from_syspath(udev_device_get_udev(d), path);
+		if (ld) {
+			const char *v = udev_device_get_sysattr_value(ld, "sata_spd");
+
+			if (v) {
+				snprintf(spd_buf, sizeof(spd_buf), "%s", v);
+				spd = spd_buf;
+			}
+			udev_device_unref(ld);
+		}
+	}
+	if (cls && (strncmp(cls, "ata", 3) == 0 || strncmp(cls, "zac", 3) == 0))
+		c->present++;
+	else if (!cls || !pio || strncmp(pio, "<n/a>", 5) == 0 ||
+		 (spd && strncmp(spd, "<unknown>", 9) != 0))
+		c->unknown++;
+	if (c->report) {
+		size_t k = strlen(c->report);
+
+		snprintf(c->report + k, c->report_size - k, " %s=%s/%s/%s",
+			 udev_device_get_sysname(d), cls ? cls : "?", pio ? pio : "?",
+			 spd ? spd : "-");
+	}
+	return true;
+}
+
+/* libata: every port has classified its devices and added their SCSI devices. */
+static bool pred_ata_ports_done(void *data)
+{
+	struct wait_ctx *w = data;
+	struct ata_count c = { 0, 0, NULL, 0 };
+
+	ap_count_children(w->udev, w->syspath, "ata_device", NULL, count_ata_class, &c);
+	return c.unknown == 0 &&
+	       ap_count_children(w->udev, w->syspath, "scsi", "scsi_device", NULL, NULL) >= c.present;
+}
+
+/*
+ * After the controller's probe returned: wait for what its driver does
+ * after that (see "Waiting for a driver").  Bounded by --device-timeout.
+ */
+void wait_enumerated(struct ap_node *n, struct udev *udev)
+{
+	struct wait_ctx w = { .udev = udev, .syspath = n->syspath, .subsystem = "scsi",
+			      .devtype = "scsi_device" };
+	unsigned int timeout = n->e->cfg.device_timeout_ms;
+	uint64_t t0 = ap_now_ns();
+
+	if (ap_count_children(udev, n->syspath, "ata_port", NULL, NULL, NULL) > 0) {
+		if (ap_monitor_wait(n->e->mon, pred_ata_ports_done, &w, timeout) < 0) {
+			char report[1024] = "";
+			struct ata_count c = { 0, 0, report, sizeof(report) };
+
+			ap_count_children(udev, n->syspath, "ata_device", NULL, count_ata_class, &c);
+			log_warning("%s: ATA ports not all probed after %u ms (class/pio/link speed:%s)",
+				    n->sysname, timeout, report);
+		} else
+			log_info("%s: ATA ports probed after %.0f ms", n->sysname,
+				 ap_ms_between(t0, ap_now_ns()));
+	} else if (ap_count_children(udev, n->syspath, "scsi_host", NULL, NULL, NULL) > 0 &&
+		   !ap_modules_scsi_scan_sync()) {
+		/* the insertion's own barrier covered the scan (see above) */
+		log_debug("%s: scsi_mod scans asynchronously (scan= set by the user?)", n->sysname);
+	}
+}
+
+/*
+ * Fastboot: a SCSI device's upper driver (sd) probes in the kernel's
+ * global asynchronous domain, and libata's port probes wait there for
+ * every call scheduled before them (async_synchronize_cookie() in
+ * async_port_probe()).  A disk whose sd probe hangs would keep the ports
+ * of every SATA controller whose driver probed after it from being
+ * scanned, the root's perhaps, and a controller driver's insertion
+ * (inserted without async_probe) would never return.  So a SCSI device
+ * call loads its driver once every controller call has had its own
+ * driver probe and enumeration (or was given up).  Sequential runs never
+ * wait here: they run every controller before any other device.
+ */
+static bool pred_controllers_probed(void *data)
+{
+	struct ap_engine *e = data;
+	bool all = true;
+	size_t i;
+
+	pthread_mutex_lock(&e->lock);
+	for (i = 0; i < e->n_nodes && all; i++) {
+		const struct ap_node *c = e->nodes[i];
+
+		if (c->kind != AP_KIND_CONTROLLER || c->hotplug || c->discovery)
+			continue;
+		if ((c->state == NODE_SPAWNED || c->state == NODE_RUNNING) &&
+		    !c->probed && !c->abandoned && !c->stopped && !e->stopping)
+			all = false;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return all;
+}
+
+void wait_controllers_probed(struct ap_node *n)
+{
+	struct ap_engine *e = n->e;
+	uint64_t t0, limit;
+
+	if (!e->parallel || !e->modules_on || !n->modalias || e->cfg.dry_run)
+		return;
+	/*
+	 * Not bounded by --device-timeout: each controller call is bounded by
+	 * its own waits and by the hang rule, which abandons it (and so ends
+	 * this wait) when one step does not return.  The step is renewed
+	 * while waiting, so this call is not taken for hung meanwhile; the
+	 * last bound is only a backstop.
+	 */
+	t0 = ap_now_ns();
+	limit = 4 * ((uint64_t)e->cfg.device_timeout_ms + AP_HANG_SLACK_MS) * 1000000ULL;
+	for (;;) {
+		bool stop;
+
+		node_step(n, "waiting for the controllers' drivers");
+		if (ap_monitor_wait(e->mon, pred_controllers_probed, e, AP_HANG_SLACK_MS / 2) == 0)
+			break;
+		pthread_mutex_lock(&e->lock);
+		stop = e->stopping || n->abandoned;
+		pthread_mutex_unlock(&e->lock);
+		if (stop)
+			break;
+		if (ap_now_ns() - t0 > limit) {
+			log_info("%s: controllers' drivers still probing after %.0f ms, loading its own",
+				 node_label(n), ap_ms_between(t0, ap_now_ns()));
+			break;
+		}
+	}
+	ap_trace_phase(n->call, "wait", t0, ap_now_ns());
+}
+
+/* A controller call is past its driver's probe: SCSI device calls may load theirs. */
+void wait_controller_probed(struct ap_node *n)
+{
+	pthread_mutex_lock(&n->e->lock);
+	n->probed = true;
+	pthread_mutex_unlock(&n->e->lock);
+	ap_monitor_kick(n->e->mon);
+}
