@@ -29,6 +29,15 @@ bench_median() {
 }
 
 # bench_le A B: JSON true when A <= B, false otherwise (or when A is null).
+# bench_load: the host's load when a boot starts ("1-min 5-min 15-min
+# load averages, N QEMU guests": the host may be shared, and every VM
+# figure is a ratio of boots made close together for that reason).
+bench_load() {
+	local q
+	q=$(pgrep -c qemu-system 2>/dev/null)
+	printf '%s, %s QEMU guests' "$(cut -d' ' -f1-3 /proc/loadavg)" "${q:-0}"
+}
+
 bench_le() { awk -v a="$1" -v b="$2" 'BEGIN { print (a != "null" && a + 0 <= b + 0) ? "true" : "false" }'; }
 bench_ge() { awk -v a="$1" -v b="$2" 'BEGIN { print (a != "null" && a + 0 >= b + 0) ? "true" : "false" }'; }
 

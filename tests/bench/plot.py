@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """plot.py RESULTS.jsonl OUT.svg: the VM benchmarks' per-run figures as an
 SVG bar chart (no plotting library needed).  Left: time to root per pair,
-udev's initrd against asyncprobe's (s).  Right: time to all links on eight
+udev's initrd against asyncprobe's, generic and made for the host, and the
+host boot's floor (s).  Right: time to all links on eight
 throttled disks per pair, sequential against fastboot (s)."""
 import json
 import sys
@@ -10,7 +11,8 @@ import sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 panels = [
     ("Time to root (uptime at root init, s)", "time-to-root",
-     [("udev_s", "udev initrd", "#999"), ("asyncprobe_s", "asyncprobe", "#2a6")], 1),
+     [("udev_s", "udev initrd", "#999"), ("asyncprobe_s", "asyncprobe", "#2a6"),
+      ("host_s", "host image", "#6c3"), ("host_floor_s", "floor", "#ddd")], 1),
     ("Fastboot: time to all links, 8 slow disks (s)", "fastboot",
      [("sequential_ms", "sequential", "#999"), ("fastboot_ms", "fastboot", "#26a")], 1000),
 ]
@@ -44,7 +46,7 @@ for p, (title, bench, series, div) in enumerate(panels):
         out.append(f'<text x="{x0 + 40 + i * slot + bw:.1f}" y="{y0 + ph + 15}" '
                    f'text-anchor="middle">pair {r.get("pair")}: {label}</text>')
     for j, (_, name, colour) in enumerate(series):
-        out.append(f'<rect x="{x0 + 40 + j * 120}" y="{y0 + ph + 30}" width="10" height="10" fill="{colour}"/>')
-        out.append(f'<text x="{x0 + 55 + j * 120}" y="{y0 + ph + 39}">{name}</text>')
+        out.append(f'<rect x="{x0 + 40 + j * 85}" y="{y0 + ph + 30}" width="10" height="10" fill="{colour}"/>')
+        out.append(f'<text x="{x0 + 55 + j * 85}" y="{y0 + ph + 39}">{name}</text>')
 out.append("</svg>")
 open(sys.argv[2], "w").write("\n".join(out) + "\n")
