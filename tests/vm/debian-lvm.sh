@@ -129,12 +129,17 @@ loop=
 # Undo the host side: the chroot's mounts, the volume group if a host
 # udev activated it behind our back (lvm2's autoactivation), the loop
 # device, the work directory.
+host_deactivate() {
+	command -v udevadm >/dev/null && udevadm settle -t 10 >/dev/null 2>&1
+	if [ -e "/dev/mapper/$mapper" ] && [ -x "$root/usr/sbin/lvm" ]; then
+		grep -q " $root/dev " /proc/mounts || vm_chroot_mount "$root" 2>/dev/null
+		vm_debian_chroot "$root" env LVM_SUPPRESS_FD_WARNINGS=1 lvm vgchange -an \
+			--devices "$loop" "$vg" >/dev/null 2>&1
+	fi
+}
 cleanup() {
 	if [ -n "$loop" ]; then
-		if [ -e "/dev/mapper/$mapper" ] && [ -x "$root/usr/sbin/lvm" ]; then
-			vm_chroot_mount "$root" 2>/dev/null
-			vm_debian_chroot "$root" lvm vgchange -an --devices "$loop" "$vg" >/dev/null 2>&1
-		fi
+		host_deactivate
 		losetup -d "$loop" 2>/dev/null
 	fi
 	vm_rm_tree "$root"
@@ -212,6 +217,7 @@ if [ $rc -eq 0 ]; then
 		echo "segment '$seg', PV UUID '$pv_uuid', pe_start '$pe_start', '$active'"
 		cat "$work/lvm.out"
 	} | vm_diag
+	host_deactivate
 	losetup -d "$loop" && loop=
 fi
 vm_chroot_umount "$root" || vm_bail "the chroot's mounts could not be removed"

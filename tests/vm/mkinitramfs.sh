@@ -171,7 +171,7 @@ if command -v nm >/dev/null && [ -f "$ASYNCPROBE_NOCRYPTO" ] && [ -e "$work/x4/u
 		mkdir "$work/x5"
 		(cd "$work/x5" && zstd -dc "$work/img5" | cpio -id --quiet 2>/dev/null)
 		[ $rc -eq 0 ] && ! crypto_is_standin "$work/x5" && [ -s "$work/x5/usr/lib/libcrypto.so.3" ] &&
-			grep -q 'keeping libcrypto.so.3: the image also needs' "$work/out5"
+			grep -q 'keeping libcrypto.so.3: the stand-in lacks' "$work/out5"
 		vm_ok $? "--add openssl (more of OpenSSL): the real libcrypto.so.3 stays, and -v says why"
 	else
 		vm_ok 0 "--add openssl # SKIP openssl is not installed"

@@ -4,7 +4,7 @@
  * makes, each answering "nothing there".
  *
  * Debian's libkmod (kmod 30) links libcrypto (4.7 MB, 1.6 MB of a zstd
- * image: more than half of a host-only one) for one purpose: describing a
+ * image: 44% of a host-only one) for one purpose: describing a
  * module's PKCS#7 signature (signer, key id, hash) in kmod_module_get_info(),
  * which modinfo prints.  Loading modules does not use it: the kernel checks
  * signatures itself.  asyncprobe never asks for module information, but
@@ -15,9 +15,10 @@
  * of libkmod's signature parser, which then reports no signature details
  * (as for an unsigned module); the other calls are never reached and
  * return what OpenSSL returns for empty input.  asyncprobe-mkinitramfs puts
- * this library in place of libcrypto.so.3 only when every OpenSSL symbol
- * the image's programs and libraries import is defined here (nm), so a
- * program added with --add that really uses OpenSSL keeps the real one.
+ * this library in place of libcrypto.so.3 only when the dynamic loader
+ * resolves every OpenSSL symbol of the image's programs and libraries
+ * against it (ldd -r), so a program added with --add that really uses
+ * OpenSSL keeps the real one.
  */
 #include <stddef.h>
 
