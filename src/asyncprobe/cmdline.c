@@ -297,6 +297,31 @@ static int parse_devnum(const char *s, struct ap_root_spec *r)
 	return 0;
 }
 
+/*
+ * What a path below /dev names when it is a block device that userspace
+ * assembles from others (device-mapper: LVM, dm-crypt, multipath; md
+ * RAID), which asyncprobe neither activates nor links: a description for
+ * messages, or NULL.  @rel is normalized (normalize_dev_path()).
+ */
+static const char *stacked_kind(const char *rel)
+{
+	const char *p;
+
+	if (strncmp(rel, "mapper/", 7) == 0 && rel[7])
+		return "a device-mapper device (LVM, dm-crypt, multipath)";
+	if (strncmp(rel, "dm-", 3) == 0 && rel[3]) {
+		for (p = rel + 3; isdigit((unsigned char)*p); p++)
+			;
+		if (!*p)
+			return "a device-mapper device (LVM, dm-crypt, multipath)";
+	}
+	if (strncmp(rel, "md/", 3) == 0 && rel[3])
+		return "an md RAID array";
+	if (strncmp(rel, "md", 2) == 0 && isdigit((unsigned char)rel[2]))
+		return "an md RAID array";
+	return NULL;
+}
+
 /* "/dev//disk/./by-uuid/x" -> "disk/by-uuid/x"; NULL for ".." or nothing. */
 static char *normalize_dev_path(const char *s)
 {
@@ -406,6 +431,16 @@ int ap_root_spec_parse(const char *s, struct ap_root_spec *ret, char **ret_error
 			return set_error(ret_error, -EINVAL,
 					 "root=%s: not a device below /dev", s);
 		}
+		if (stacked_kind(r.value)) {
+			const char *what = stacked_kind(r.value);
+
+			free(r.value);
+			return set_error(ret_error, -EOPNOTSUPP,
+					 "root=%s is %s, which asyncprobe does not set up: its own image "
+					 "cannot boot from it; make the initramfs with initramfs-tools and "
+					 "asyncprobe's hook, or with dracut and asyncprobe's module, where "
+					 "lvm2, cryptsetup or mdadm set it up", s, what);
+		}
 		r.kind = AP_ROOT_PATH;
 		*ret = r;
 		return 0;
@@ -418,6 +453,16 @@ int ap_root_spec_parse(const char *s, struct ap_root_spec *ret, char **ret_error
 	return set_error(ret_error, -EINVAL,
 			 "root=%s is not understood: expected UUID=, LABEL=, PARTUUID=, PARTLABEL=, "
 			 "/dev/NAME or MAJOR:MINOR", s);
+}
+
+bool ap_root_is_stacked(const char *s)
+{
+	_cleanup_free_ char *rel = NULL;
+
+	if (!s || strncmp(s, "/dev/", 5) != 0)
+		return false;
+	rel = normalize_dev_path(s + 5);
+	return rel && stacked_kind(rel);
 }
 
 /* blkid_encode_string() into a buffer big enough for any input. */

@@ -68,6 +68,17 @@ int ap_root_spec_parse(const char *s, struct ap_root_spec *ret, char **ret_error
 void ap_root_spec_clear(struct ap_root_spec *r);
 
 /*
+ * Does the root= value @s name a device that userspace assembles from
+ * other block devices: /dev/mapper/NAME or /dev/dm-N (LVM, dm-crypt,
+ * multipath), /dev/mdN or /dev/md/NAME (md RAID)?  asyncprobe never makes
+ * those: ap_root_spec_parse() refuses them with -EOPNOTSUPP, and in a
+ * generator's initramfs (--init outside PID 1) asyncprobe probes every
+ * disk without waiting for such a root, which the generator's own tools
+ * (lvm2, cryptsetup, mdadm) then set up.
+ */
+bool ap_root_is_stacked(const char *s);
+
+/*
  * The path below the dev dir that names the root device once the engine
  * (or the kernel, for /dev/NAME) has created it:
  *   UUID=x      -> disk/by-uuid/<x encoded as blkid_encode_string() does>

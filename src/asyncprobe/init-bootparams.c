@@ -92,7 +92,8 @@ void ap_init_apply_bootparams(struct ap_config *cfg, const struct ap_bootparams 
 	}
 	for (i = 0; i < bp->n_blacklist; i++)
 		log_info("modprobe.blacklist: %s", bp->blacklist[i]);
-	if (bp->root_error_msg)
+	/* a stacked root: PID 1's diagnosis says it, a unit just probes */
+	if (bp->root_error_msg && !ap_root_is_stacked(bp->root))
 		log_error("%s", bp->root_error_msg);
 }
 

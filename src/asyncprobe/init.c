@@ -263,6 +263,10 @@ static int init_unit(struct ap_config *cfg)
 			log_error("root=%s names no usable link (%s)", bp.root, strerror(-r));
 			root_status = AP_EXIT_CONFIG;
 		}
+	} else if (bp.root && ap_root_is_stacked(bp.root)) {
+		/* the generator's lvm2, cryptsetup or mdadm make it from the disks */
+		log_notice("root=%s is not a device asyncprobe makes; probing every disk without "
+			   "waiting for it", bp.root);
 	} else if (bp.root) {
 		root_status = AP_EXIT_CONFIG;
 	}
@@ -287,6 +291,9 @@ static int init_unit(struct ap_config *cfg)
 			ap_notifyf("READY=1\nSTATUS=Root device %s/%s not found", cfg->dev_dir, relpath);
 			root_status = AP_EXIT_DEGRADED;
 		}
+	} else if (bp.root && ap_root_is_stacked(bp.root)) {
+		ap_notifyf("READY=1\nSTATUS=root=%s is left to this initramfs's own tools; probing",
+			   bp.root);
 	} else if (bp.root) {
 		ap_notifyf("READY=1\nSTATUS=root=%s is not usable; probing", bp.root);
 	} else {

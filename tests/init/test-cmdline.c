@@ -316,7 +316,6 @@ static void test_root_paths(void **state)
 	check_root("/dev/nvme0n1p2", 0, AP_ROOT_PATH, 0, "nvme0n1p2");
 	check_root("/dev/disk/by-uuid/1234", 0, AP_ROOT_PATH, 0, "disk/by-uuid/1234");
 	check_root("/dev//disk/./by-label/x/", 0, AP_ROOT_PATH, 0, "disk/by-label/x");
-	check_root("/dev/mapper/vg-root", 0, AP_ROOT_PATH, 0, "mapper/vg-root");
 	check_root("/dev/../etc/passwd", -EINVAL, 0, 0, NULL);
 	check_root("/dev/disk/../../x", -EINVAL, 0, 0, NULL);
 	check_root("/dev/", -EINVAL, 0, 0, NULL);
@@ -325,6 +324,50 @@ static void test_root_paths(void **state)
 	check_root("/dev", -EINVAL, 0, 0, NULL);
 	check_root("/sda1", -EINVAL, 0, 0, NULL);
 	check_root("sda1", -EINVAL, 0, 0, NULL);
+}
+
+/*
+ * Devices userspace assembles (device-mapper, md) are refused with a
+ * message that says what to use instead; names that only look alike are
+ * ordinary paths.
+ */
+static void check_stacked(const char *spec, const char *what)
+{
+	struct ap_root_spec r = { 0 };
+	char *err = NULL;
+
+	assert_int_equal(ap_root_spec_parse(spec, &r, &err), -EOPNOTSUPP);
+	assert_true(ap_root_is_stacked(spec));
+	assert_non_null(err);
+	if (!strstr(err, spec) || !strstr(err, what) || !strstr(err, "initramfs-tools") ||
+	    !strstr(err, "dracut"))
+		fail_msg("root=%s: the message does not name it, %s and what to use: %s", spec,
+			 what, err);
+	free(err);
+}
+
+static void test_root_stacked(void **state)
+{
+	check_stacked("/dev/mapper/vg-root", "device-mapper");
+	check_stacked("/dev//mapper/./debian--vg-root", "device-mapper");
+	check_stacked("/dev/mapper/luks-0d6b1f0e", "device-mapper");
+	check_stacked("/dev/dm-0", "device-mapper");
+	check_stacked("/dev/dm-12", "device-mapper");
+	check_stacked("/dev/md0", "md RAID");
+	check_stacked("/dev/md127", "md RAID");
+	check_stacked("/dev/md/root", "md RAID");
+	/* not stacked */
+	check_root("/dev/mapper", 0, AP_ROOT_PATH, 0, "mapper");
+	check_root("/dev/dm-", 0, AP_ROOT_PATH, 0, "dm-");
+	check_root("/dev/dm-0x", 0, AP_ROOT_PATH, 0, "dm-0x");
+	check_root("/dev/mdx", 0, AP_ROOT_PATH, 0, "mdx");
+	check_root("/dev/disk/by-id/dm-name-vg-root", 0, AP_ROOT_PATH, 0,
+		   "disk/by-id/dm-name-vg-root");
+	assert_false(ap_root_is_stacked("/dev/sda1"));
+	assert_false(ap_root_is_stacked("UUID=1234"));
+	assert_false(ap_root_is_stacked("mapper/vg-root"));
+	assert_false(ap_root_is_stacked(NULL));
+	(void)state;
 }
 
 static void test_root_devnum(void **state)
@@ -551,6 +594,7 @@ int main(void)
 		cmocka_unit_test(test_root_tags),
 		cmocka_unit_test(test_root_long_label_real),
 		cmocka_unit_test(test_root_paths),
+		cmocka_unit_test(test_root_stacked),
 		cmocka_unit_test(test_root_devnum),
 		cmocka_unit_test(test_seconds),
 		cmocka_unit_test(test_bootparams_defaults),

@@ -445,6 +445,23 @@ static void test_unit_mode(void **state)
 	expect_datagram(fd, "READY=1\nSTATUS=root=PARTUUID=12345678-01/PARTNROFF=1 is not usable; probing");
 	expect_datagram(fd, "STATUS=Done (exit status 2)");
 
+	/*
+	 * an LVM root in a generator's initramfs: probe every disk without
+	 * waiting for the mapper device (lvm2 makes it later): READY=1 at once,
+	 * and the probe's own status (not 2: nothing is wrong with root=)
+	 */
+	memset(&ap_cfg, 0, sizeof(ap_cfg));
+	ap_cfg.dev_dir = devdir;
+	ap_cfg.fastboot = -1;
+	ap_cfg.no_modules = true;
+	ap_cfg.log_target = AP_LOG_STDERR;
+	mkfile("cmdline", 0644, "root=/dev/mapper/vg-root\n");
+	r = ap_init_main(1, (char *[]){ (char *)"asyncprobe", NULL });
+	expect_datagram(fd, "STATUS=Loading storage drivers and probing disks");
+	expect_datagram(fd, "READY=1\nSTATUS=root=/dev/mapper/vg-root is left to this initramfs's own tools; probing");
+	expect_prefix(fd, "STATUS=Done (exit status ");
+	assert_true(r == AP_EXIT_OK || r == AP_EXIT_DEGRADED);
+
 	unsetenv("NOTIFY_SOCKET");
 	unsetenv("ASYNCPROBE_CMDLINE");
 	unsetenv("ASYNCPROBE_RUNDIR");

@@ -6,8 +6,11 @@
 #  2. init=/sbin/no-such-init on that (good) root: asyncprobe says init=
 #     is missing and falls back to the default inits, so /sbin/init runs;
 #  3. the same init= on the root disk's vfat partition, which has no init
-#     at all: nothing to run.
-# Where booting fails (1, 3): no kernel panic (PID 1 must never exit), no
+#     at all: nothing to run;
+#  4. root=/dev/mapper/vg-root (the root on LVM, as Debian's installer
+#     lays it out): the image cannot set that up, and says so at once,
+#     naming what to use instead, without waiting for the device.
+# Where booting fails (1, 3, 4): no kernel panic (PID 1 must never exit), no
 # root init, a diagnosis that names the device (as the /dev/disk path root=
 # resolves to) and what was tried, then a reboot at once (no shell to
 # start; QEMU runs with -no-reboot, so it exits by itself before the time
@@ -15,7 +18,7 @@
 # failures with a shell in the image, and the rescue shell with panic=0.
 . "$top_srcdir/tests/vm/lib.sh"
 vm_setup
-vm_plan 12
+vm_plan 17
 vm_initrd_asyncprobe || vm_bail "building the initramfs failed"
 vm_devices small
 # the root disk: part1 ext4 (the test root), part2 vfat with no init
@@ -90,4 +93,14 @@ vm_ok "$([ "$got" = "SER:AP_ROOT/0001-part1" ]; echo $?)" "init=/sbin/no-such-in
 fails_then_reboots badroot-noinit "no init" \
 	"root=PARTUUID=$efi_partuuid init=/sbin/no-such-init" \
 	"asyncprobe(\\[1\\])?: cannot boot: no init in the root file system on /dev/disk/by-partuuid/$efi_partuuid: init=/sbin/no-such-init, /sbin/init, /etc/init, /bin/init and /bin/sh are missing"
+# 4. a device-mapper root: refused up front (no wait for the root
+# device), the message names initramfs-tools and dracut
+fails_then_reboots badroot-lvm "root=/dev/mapper/vg-root" \
+	"root=/dev/mapper/vg-root" \
+	"asyncprobe(\\[1\\])?: cannot boot: root=/dev/mapper/vg-root is a device-mapper device \\(LVM, dm-crypt, multipath\\), which asyncprobe does not set up: its own image cannot boot from it; make the initramfs with initramfs-tools and asyncprobe's hook, or with dracut and asyncprobe's module"
+log=$VM_OUT/badroot-lvm.log
+! vm_after_init "$log" | grep -Eq 'waiting for root=|did not appear'
+rc=$?
+[ $rc -eq 0 ] || vm_after_init "$log" | grep -E 'waiting for root=|did not appear' | vm_diag
+vm_ok $rc "root=/dev/mapper/vg-root: no wait for the device"
 exit 0

@@ -35,6 +35,7 @@ files=(
 	/usr/share/man/man8/asyncprobe-mkinitramfs.8
 	/usr/share/man/man7/asyncprobe-cmdline.7
 	/usr/include/async.h
+	/usr/lib/asyncprobe/libcrypto.so.3
 )
 for f in "${files[@]}"; do
 	[ ! -e "$f" ] || vm_skip_all "$f exists: asyncprobe is installed on this machine already"
@@ -46,7 +47,7 @@ build=$work/build
 installed=0
 # Directories make install may create: removed again when empty.
 newdirs=()
-for d in /usr/lib/dracut/modules.d/90asyncprobe /usr/lib/dracut/modules.d /usr/lib/dracut \
+for d in /usr/lib/asyncprobe /usr/lib/dracut/modules.d/90asyncprobe /usr/lib/dracut/modules.d /usr/lib/dracut \
 	/usr/share/initramfs-tools/scripts/init-premount /usr/share/initramfs-tools/hooks; do
 	[ -d "$d" ] || newdirs+=("$d")
 done
@@ -132,7 +133,9 @@ bad=0
 	grep -q "inst_simple \"$unitdir/asyncprobe.service\"" /usr/lib/dracut/modules.d/90asyncprobe/module-setup.sh || bad=1
 vm_ok $bad "dracut module 90asyncprobe in /usr/lib/dracut/modules.d, naming /usr/sbin/asyncprobe and $unitdir"
 
-# 6: the installed generator with its defaults, as the README says
+# 6: the installed generator with its defaults, as the README says (its
+# libcrypto stand-in from /usr/lib/asyncprobe, not lib.sh's build tree one)
+unset ASYNCPROBE_NOCRYPTO
 out=$work/mk.out
 img=$work/asyncprobe.img
 (cd / && asyncprobe-mkinitramfs -o "$img" -k "$kver") >"$out" 2>&1

@@ -34,6 +34,11 @@ VM_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 VM_SMP=${VM_SMP:-2}
 VM_MEM=${VM_MEM:-1024}
 VM_ACCEL=${VM_ACCEL:-tcg}
+# asyncprobe-mkinitramfs run from the build tree takes the build tree's
+# libcrypto stand-in (src/initramfs/nocrypto), as the installed one takes
+# the installed one
+: "${ASYNCPROBE_NOCRYPTO=$top_builddir/src/initramfs/nocrypto/.libs/libcrypto.so.3}"
+export ASYNCPROBE_NOCRYPTO
 
 # The root filesystem and what the tests ask for on the command line.
 VM_ROOT_UUID=6a3f1c2e-4b5d-4e6f-8a9b-0c1d2e3f4a5b
@@ -265,7 +270,7 @@ vm_initrd_asyncprobe() {
 	prog=$top_builddir/src/asyncprobe/asyncprobe
 	[ -x "$prog" ] || { echo "no $prog: build first" >&2; return 1; }
 	key=$( (cat "$top_builddir/src/asyncprobe-mkinitramfs" "$prog" \
-		"$top_builddir/src/asyncprobe/.libs/asyncprobe" "$libdir"/*.so* 2>/dev/null;
+		"$top_builddir/src/asyncprobe/.libs/asyncprobe" "$libdir"/*.so* "$ASYNCPROBE_NOCRYPTO" 2>/dev/null;
 		echo "$VM_KVER" "$*") | sha256sum | cut -c1-16)
 	out=$top_builddir/tests/vm/initrd-ap-$key.img
 	if [ ! -f "$out" ]; then
