@@ -450,13 +450,13 @@ static void test_unit_mode(void **state)
 	 * waiting for the mapper device (lvm2 makes it later): READY=1 at once,
 	 * and the probe's own status (not 2: nothing is wrong with root=)
 	 */
-	memset(&ap_cfg, 0, sizeof(ap_cfg));
-	ap_cfg.dev_dir = devdir;
-	ap_cfg.fastboot = -1;
-	ap_cfg.no_modules = true;
-	ap_cfg.log_target = AP_LOG_STDERR;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.dev_dir = devdir;
+	cfg.fastboot = -1;
+	cfg.no_modules = true;
+	cfg.log_target = AP_LOG_STDERR;
 	mkfile("cmdline", 0644, "root=/dev/mapper/vg-root\n");
-	r = ap_init_main(1, (char *[]){ (char *)"asyncprobe", NULL });
+	r = ap_init_main(&cfg, 1, (char *[]){ (char *)"asyncprobe", NULL });
 	expect_datagram(fd, "STATUS=Loading storage drivers and probing disks");
 	expect_datagram(fd, "READY=1\nSTATUS=root=/dev/mapper/vg-root is left to this initramfs's own tools; probing");
 	expect_prefix(fd, "STATUS=Done (exit status ");
