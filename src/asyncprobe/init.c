@@ -75,7 +75,7 @@ static void write_timing(const char *fmt, ...)
 static void boot_attempt(struct ap_bootparams *bp, int argc, char **argv, char **why)
 {
 	_cleanup_free_ char *relpath = NULL, *node = NULL, *fstype = NULL, *init = NULL;
-	struct ap_engine *e = NULL;
+	struct ap_init_engine *e = NULL;
 	uint64_t t0 = ap_now_ns();
 	unsigned int root_ms;
 	char **iv;
@@ -87,10 +87,10 @@ static void boot_attempt(struct ap_bootparams *bp, int argc, char **argv, char *
 			     bp->root_error_msg ? bp->root_error_msg : "root= is not understood") < 0)
 			*why = NULL;
 		/* still probe, so the shell has the links */
-		if (ap_engine_start(&e) == 0) {
-			ap_engine_finish(e);
+		if (ap_init_engine_start(true, &e) == 0) {
+			ap_init_engine_finish(e);
 			ap_init_diagnose(bp, e, NULL, *why);
-			ap_engine_free(e);
+			ap_init_engine_free(e);
 		} else {
 			ap_init_diagnose(bp, NULL, NULL, *why);
 		}
@@ -105,7 +105,7 @@ static void boot_attempt(struct ap_bootparams *bp, int argc, char **argv, char *
 	}
 
 	log_notice("waiting for root=%s (%s/%s)", bp->root, ap_cfg.dev_dir, relpath);
-	r = ap_engine_start(&e);
+	r = ap_init_engine_start(true, &e);
 	if (r < 0) {
 		if (asprintf(why, "the probe engine did not start: %s", strerror(-r)) < 0)
 			*why = NULL;
@@ -119,12 +119,18 @@ static void boot_attempt(struct ap_bootparams *bp, int argc, char **argv, char *
 	}
 	r = ap_init_wait_root(&e, bp, relpath, ap_init_root_timeout(bp), bp->rootwait, &node);
 	root_ms = ap_ms_since(t0);
-	if (r < 0) {
+	if (r == -ECHILD && ap_init_engine_start_error(e)) {
+		if (asprintf(why, "the probe engine did not start: %s",
+			     strerror(-ap_init_engine_start_error(e))) < 0)
+			*why = NULL;
+	} else if (r < 0) {
 		*why = ap_init_wait_failure(r, bp, relpath, root_ms);
+	}
+	if (r < 0) {
 		if (e)
-			ap_engine_finish(e);
+			ap_init_engine_finish(e);
 		ap_init_diagnose(bp, e, relpath, *why ? *why : "no root device");
-		ap_engine_free(e);
+		ap_init_engine_free(e);
 		return;
 	}
 	log_notice("root device %s appeared after %u ms; mounting it while probing goes on",
@@ -137,12 +143,12 @@ static void boot_attempt(struct ap_bootparams *bp, int argc, char **argv, char *
 		write_timing("root_mounted_ms=%llu\nroot_fstype=%s",
 			     (unsigned long long)(ap_now_ns() / 1000000ULL), fstype ? fstype : "?");
 
-	status = ap_engine_finish(e);
+	status = ap_init_engine_finish(e);
 	write_timing("probe_finished_ms=%llu\nprobe_status=%d",
 		     (unsigned long long)(ap_now_ns() / 1000000ULL), status);
 	if (r < 0) {
 		ap_init_diagnose(bp, e, relpath, *why ? *why : "cannot mount the root");
-		ap_engine_free(e);
+		ap_init_engine_free(e);
 		return;
 	}
 
@@ -154,11 +160,11 @@ static void boot_attempt(struct ap_bootparams *bp, int argc, char **argv, char *
 			     bp->init ? ", " : "") < 0)
 			*why = NULL;
 		ap_init_diagnose(bp, e, relpath, *why ? *why : "no init");
-		ap_engine_free(e);
+		ap_init_engine_free(e);
 		umount2(NEWROOT, MNT_DETACH);
 		return;
 	}
-	ap_engine_free(e);
+	ap_init_engine_free(e);
 	e = NULL;
 	ap_init_modules_close();
 
@@ -232,7 +238,7 @@ static int init_unit(void)
 {
 	_cleanup_free_ char *relpath = NULL, *node = NULL;
 	struct ap_bootparams bp;
-	struct ap_engine *e = NULL;
+	struct ap_init_engine *e = NULL;
 	uint64_t t0 = ap_now_ns();
 	int r, status, root_status = AP_EXIT_OK;
 	char dir[PATH_MAX];
@@ -267,7 +273,7 @@ static int init_unit(void)
 	}
 
 	ap_notify("STATUS=Loading storage drivers and probing disks");
-	r = ap_engine_start(&e);
+	r = ap_init_engine_start(false, &e);
 	if (r < 0) {
 		ap_notifyf("STATUS=Probe engine failed to start: %s", strerror(-r));
 		ap_bootparams_clear(&bp);
@@ -295,10 +301,10 @@ static int init_unit(void)
 		/* the engine has logged it and stops early: see ap_engine_request_stop() */
 		ap_notify("STOPPING=1");
 	}
-	status = ap_engine_finish(e);
+	status = ap_init_engine_finish(e);
 	if (root_status == AP_EXIT_DEGRADED && e)
-		ap_engine_dump_state(e, stderr);
-	ap_engine_free(e);
+		ap_init_engine_dump_state(e, stderr);
+	ap_init_engine_free(e);
 	ap_bootparams_clear(&bp);
 	if (ap_stop_signal())
 		return 128 + ap_stop_signal();
