@@ -10,12 +10,29 @@
  *
  * The point of running the probe in parallel is lost if PID 1 then waits
  * for all of it.  So /init waits for one thing only, the root device named
- * by root=: the engine runs, PID 1 sleeps in ap_engine_wait_path() on the
- * root's path below /dev, mounts the root file system at /newroot as soon
- * as the path exists, and only then waits for the rest of the run
- * (ap_engine_finish(), after which no worker thread is left, so exec is
- * safe).  The run's manifest, trace and plot go to /run/asyncprobe/, and
- * /run travels into the new root with /dev, /proc and /sys.
+ * by root=: the engine runs, PID 1 waits for the root's path below /dev,
+ * mounts the root file system at /newroot as soon as the path exists, and
+ * only then waits for the rest of the run.  The run's manifest, trace and
+ * plot go to /run/asyncprobe/, and /run travels into the new root with
+ * /dev, /proc and /sys.
+ *
+ * PID 1 never blocks on device I/O.  A thread that reads a disk which
+ * stops answering (blkid, opening it, some sysfs files) sleeps in the
+ * kernel and cannot be killed, and a process cannot exec while one of its
+ * threads sleeps there.  So the engine runs in a child process
+ * (init-engine.c), in a mount namespace of its own: a copy of PID 1's
+ * mounts, whose /dev and /run are the same devtmpfs and tmpfs, so what it
+ * writes there after PID 1 moved them into the new root (links, manifest,
+ * udev claims rules) is in the real system.  PID 1 hears from it over a
+ * socket pair (started, finished with the exit status, a state dump for
+ * the diagnosis), looks for the root's link itself with stat(), which
+ * reads no disk, and proceeds to switch root when the child says it has
+ * finished: every call published or abandoned.  It never waits for the
+ * child to exit; one with a thread stuck in the kernel stays behind, and
+ * the real init reaps it.  A run that neither finishes nor makes a link
+ * for 30 s plus three device timeouts is left behind too (logged).  The
+ * root's own file system probe and mount() are PID 1's: without its root
+ * there is nothing to start anyway.
  *
  * Switching root is what switch_root(8) does, in this order: move the API
  * mounts below /newroot; chdir there; keep a descriptor on the old root;
