@@ -257,7 +257,11 @@ gone:
 	/* It exited (or crashed) without a word more: say how, if it is over. */
 	close(ie->fd);
 	ie->fd = -1;
-	if (!ie->finished) {
+	if (!ie->finished && ie->hello_error) {
+		/* it said why (no namespace) and exited: PID 1 probes itself */
+		ie->finished = true;
+		ie->status = AP_EXIT_SYSTEM;
+	} else if (!ie->finished) {
 		int st;
 
 		ie->finished = true;
