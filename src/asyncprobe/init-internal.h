@@ -122,8 +122,8 @@ int ap_init_filesystems(bool block_only, void (*fn)(const char *type, void *user
  * followed by another one now and then, for disks that come late.
  * Returns 0 and the device node, -ETIMEDOUT, -ENOENT or -EINTR.
  */
-int ap_init_wait_root(struct ap_init_engine **e, const struct ap_bootparams *bp, const char *relpath,
-		      unsigned int timeout_ms, bool rescan, char **ret_node);
+int ap_init_wait_root(struct ap_init_engine **e, const struct ap_bootparams *bp,
+		      const char *relpath, unsigned int timeout_ms, bool rescan, char **ret_node);
 
 /* How long to wait for the root device (rootwait=, asyncprobe.root_timeout=). */
 unsigned int ap_init_root_timeout(const struct ap_bootparams *bp);
@@ -159,8 +159,8 @@ char **ap_init_argv(const char *init, int argc, char **argv);
  * what the kernel and the run @e (may be NULL) found: on the console, in
  * the kernel log and in diagnosis.txt of the run directory.
  */
-void ap_init_diagnose(const struct ap_bootparams *bp, struct ap_init_engine *e, const char *root_path,
-		      const char *why);
+void ap_init_diagnose(const struct ap_bootparams *bp, struct ap_init_engine *e,
+		      const char *root_path, const char *why);
 
 /* As PID 1: a crash ends in the rescue path, not a kernel panic.  @bp may be NULL. */
 void ap_init_crash_handlers(const struct ap_bootparams *bp);

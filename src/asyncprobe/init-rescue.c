@@ -187,8 +187,8 @@ static void report(const char *text, const char *file)
 	}
 }
 
-void ap_init_diagnose(const struct ap_bootparams *bp, struct ap_init_engine *e, const char *root_path,
-		      const char *why)
+void ap_init_diagnose(const struct ap_bootparams *bp, struct ap_init_engine *e,
+		      const char *root_path, const char *why)
 {
 	_cleanup_free_ char *text = NULL;
 	size_t size = 0;

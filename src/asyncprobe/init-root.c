@@ -55,8 +55,8 @@ static char *devnum_node(unsigned int ma, unsigned int mi)
  * followed by another one every RESCAN_INTERVAL_MS, for disks that come late.
  * Returns 0 and the device node, -ETIMEDOUT, -ENOENT or -EINTR.
  */
-int ap_init_wait_root(struct ap_init_engine **e, const struct ap_bootparams *bp, const char *relpath,
-		      unsigned int timeout_ms, bool rescan, char **ret_node)
+int ap_init_wait_root(struct ap_init_engine **e, const struct ap_bootparams *bp,
+		      const char *relpath, unsigned int timeout_ms, bool rescan, char **ret_node)
 {
 	uint64_t t0 = ap_now_ns(), last_run = t0;
 	bool done = false;
