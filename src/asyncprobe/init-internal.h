@@ -4,6 +4,8 @@
  * init.c has the theory of operation and drives the boot; the others are
  * leaves it calls, and call no function of init.c:
  *
+' *   init-engine.c      the probe run: in a child process as PID 1, which
+ *                      only waits for it (never blocks on device I/O)
  *   init-bootparams.c  the kernel command line applied to the config, the run
  *                      directory, the module tree init loads from
  *   init-mounts.c      the API file systems, the console, mount options,
@@ -17,12 +19,50 @@
 #define ASYNCPROBE_INIT_INTERNAL_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "cmdline.h"
 #include "engine.h"
 #include "init.h"
 
 #define NEWROOT "/newroot"
+
+/* ----------------------------------------------------- init-engine.c */
+
+struct ap_init_engine;
+
+/*
+ * Start a probe run.  With @child (PID 1) the engine runs in a child
+ * process with a mount namespace of its own and this process only waits
+ * for it; without, or where the child cannot have its namespace, in this
+ * process (ap_stop_engine_start(): a stop signal reaches it).  @cfg must
+ * outlive the run.  0 or -errno.
+ */
+int ap_init_engine_start(const struct ap_config *cfg, bool child, struct ap_init_engine **ret);
+
+/*
+ * As ap_engine_wait_path(); in a child's run, checked with stat() every
+ * few milliseconds.  -ECHILD: the engine did not start
+ * (ap_init_engine_start_error() says why).
+ */
+int ap_init_engine_wait_path(struct ap_init_engine *ie, const char *relpath,
+			     unsigned int timeout_ms);
+
+/*
+ * Until every call is published or abandoned: the exit status (AP_EXIT_*).
+ * A child's run that neither finishes nor makes a link for 30 s plus 3
+ * device timeouts is left running (logged; AP_EXIT_DEGRADED).
+ */
+int ap_init_engine_finish(struct ap_init_engine *ie);
+
+/* Why the engine did not start (-errno), or 0. */
+int ap_init_engine_start_error(const struct ap_init_engine *ie);
+
+/* ap_engine_dump_state(), from the child when it runs there. */
+void ap_init_engine_dump_state(struct ap_init_engine *ie, FILE *f);
+
+/* Free; a child is told to exit (when done) and never waited for. */
+struct ap_init_engine *ap_init_engine_free(struct ap_init_engine *ie);
 
 /* ------------------------------------------------- init-bootparams.c */
 
@@ -84,7 +124,7 @@ int ap_init_filesystems(bool block_only, void (*fn)(const char *type, void *user
  * followed by another one now and then, for disks that come late.
  * Returns 0 and the device node, -ETIMEDOUT, -ENOENT or -EINTR.
  */
-int ap_init_wait_root(const struct ap_config *cfg, struct ap_engine **e,
+int ap_init_wait_root(const struct ap_config *cfg, struct ap_init_engine **e,
 		      const struct ap_bootparams *bp, const char *relpath, unsigned int timeout_ms,
 		      bool rescan, char **ret_node);
 
@@ -123,7 +163,7 @@ char **ap_init_argv(const char *init, int argc, char **argv);
  * the kernel log and in diagnosis.txt of the run directory.
  */
 void ap_init_diagnose(const struct ap_config *cfg, const struct ap_bootparams *bp,
-		      struct ap_engine *e, const char *root_path, const char *why);
+		      struct ap_init_engine *e, const char *root_path, const char *why);
 
 /* As PID 1: a crash ends in the rescue path, not a kernel panic.  @bp may be NULL. */
 void ap_init_crash_handlers(const struct ap_bootparams *bp);

@@ -188,7 +188,7 @@ static void report(const char *text, const char *file)
 }
 
 void ap_init_diagnose(const struct ap_config *cfg, const struct ap_bootparams *bp,
-		      struct ap_engine *e, const char *root_path, const char *why)
+		      struct ap_init_engine *e, const char *root_path, const char *why)
 {
 	_cleanup_free_ char *text = NULL;
 	size_t size = 0;
@@ -224,7 +224,7 @@ void ap_init_diagnose(const struct ap_config *cfg, const struct ap_bootparams *b
 	list_filesystems(f);
 	if (e) {
 		fprintf(f, "what the probe run found:\n");
-		ap_engine_dump_state(e, f);
+		ap_init_engine_dump_state(e, f);
 	}
 	fclose(f);
 	report(text, "diagnosis.txt");

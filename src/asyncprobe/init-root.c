@@ -55,7 +55,7 @@ static char *devnum_node(unsigned int ma, unsigned int mi)
  * followed by another one every RESCAN_INTERVAL_MS, for disks that come late.
  * Returns 0 and the device node, -ETIMEDOUT, -ENOENT or -EINTR.
  */
-int ap_init_wait_root(const struct ap_config *cfg, struct ap_engine **e,
+int ap_init_wait_root(const struct ap_config *cfg, struct ap_init_engine **e,
 		      const struct ap_bootparams *bp, const char *relpath, unsigned int timeout_ms,
 		      bool rescan, char **ret_node)
 {
@@ -92,13 +92,13 @@ int ap_init_wait_root(const struct ap_config *cfg, struct ap_engine **e,
 			if (r < 0) {
 				ap_stop_sleep_ms(slice);
 				if (rescan && ap_ms_since(last_run) >= RESCAN_INTERVAL_MS) {
-					struct ap_engine *n = NULL;
+					struct ap_init_engine *n = NULL;
 
 					log_notice("root device %s not there yet; probing again", relpath);
-					ap_engine_finish(*e);
-					ap_engine_free(*e);
+					ap_init_engine_finish(*e);
+					ap_init_engine_free(*e);
 					*e = NULL;
-					if (ap_engine_start(&n, cfg) == 0) {
+					if (ap_init_engine_start(cfg, getpid() == 1, &n) == 0) {
 						*e = n;
 						done = false;
 					}
@@ -109,7 +109,7 @@ int ap_init_wait_root(const struct ap_config *cfg, struct ap_engine **e,
 				continue;
 			}
 		} else {
-			r = ap_engine_wait_path(*e, relpath, slice);
+			r = ap_init_engine_wait_path(*e, relpath, slice);
 		}
 		if (r == 0) {
 			if (asprintf(ret_node, "%s/%s", cfg->dev_dir, relpath) < 0)

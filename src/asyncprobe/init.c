@@ -10,12 +10,29 @@
  *
  * The point of running the probe in parallel is lost if PID 1 then waits
  * for all of it.  So /init waits for one thing only, the root device named
- * by root=: the engine runs, PID 1 sleeps in ap_engine_wait_path() on the
- * root's path below /dev, mounts the root file system at /newroot as soon
- * as the path exists, and only then waits for the rest of the run
- * (ap_engine_finish(), after which no worker thread is left, so exec is
- * safe).  The run's manifest, trace and plot go to /run/asyncprobe/, and
- * /run travels into the new root with /dev, /proc and /sys.
+ * by root=: the engine runs, PID 1 waits for the root's path below /dev,
+ * mounts the root file system at /newroot as soon as the path exists, and
+ * only then waits for the rest of the run.  The run's manifest, trace and
+ * plot go to /run/asyncprobe/, and /run travels into the new root with
+ * /dev, /proc and /sys.
+ *
+ * PID 1 never blocks on device I/O.  A thread that reads a disk which
+ * stops answering (blkid, opening it, some sysfs files) sleeps in the
+ * kernel and cannot be killed, and a process cannot exec while one of its
+ * threads sleeps there.  So the engine runs in a child process
+ * (init-engine.c), in a mount namespace of its own: a copy of PID 1's
+ * mounts, whose /dev and /run are the same devtmpfs and tmpfs, so what it
+ * writes there after PID 1 moved them into the new root (links, manifest,
+ * udev claims rules) is in the real system.  PID 1 hears from it over a
+ * socket pair (started, finished with the exit status, a state dump for
+ * the diagnosis), looks for the root's link itself with stat(), which
+ * reads no disk, and proceeds to switch root when the child says it has
+ * finished: every call published or abandoned.  It never waits for the
+ * child to exit; one with a thread stuck in the kernel stays behind, and
+ * the real init reaps it.  A run that neither finishes nor makes a link
+ * for 30 s plus three device timeouts is left behind too (logged).  The
+ * root's own file system probe and mount() are PID 1's: without its root
+ * there is nothing to start anyway.
  *
  * Switching root is what switch_root(8) does, in this order: move the API
  * mounts below /newroot; chdir there; keep a descriptor on the old root;
@@ -76,7 +93,7 @@ static void boot_attempt(struct ap_config *cfg, struct ap_bootparams *bp, int ar
 			 char **why)
 {
 	_cleanup_free_ char *relpath = NULL, *node = NULL, *fstype = NULL, *init = NULL;
-	struct ap_engine *e = NULL;
+	struct ap_init_engine *e = NULL;
 	uint64_t t0 = ap_now_ns();
 	unsigned int root_ms;
 	char **iv;
@@ -88,10 +105,10 @@ static void boot_attempt(struct ap_config *cfg, struct ap_bootparams *bp, int ar
 			     bp->root_error_msg ? bp->root_error_msg : "root= is not understood") < 0)
 			*why = NULL;
 		/* still probe, so the shell has the links */
-		if (ap_engine_start(&e, cfg) == 0) {
-			ap_engine_finish(e);
+		if (ap_init_engine_start(cfg, true, &e) == 0) {
+			ap_init_engine_finish(e);
 			ap_init_diagnose(cfg, bp, e, NULL, *why);
-			ap_engine_free(e);
+			ap_init_engine_free(e);
 		} else {
 			ap_init_diagnose(cfg, bp, NULL, NULL, *why);
 		}
@@ -106,7 +123,7 @@ static void boot_attempt(struct ap_config *cfg, struct ap_bootparams *bp, int ar
 	}
 
 	log_notice("waiting for root=%s (%s/%s)", bp->root, cfg->dev_dir, relpath);
-	r = ap_engine_start(&e, cfg);
+	r = ap_init_engine_start(cfg, true, &e);
 	if (r < 0) {
 		if (asprintf(why, "the probe engine did not start: %s", strerror(-r)) < 0)
 			*why = NULL;
@@ -120,12 +137,18 @@ static void boot_attempt(struct ap_config *cfg, struct ap_bootparams *bp, int ar
 	}
 	r = ap_init_wait_root(cfg, &e, bp, relpath, ap_init_root_timeout(bp), bp->rootwait, &node);
 	root_ms = ap_ms_since(t0);
-	if (r < 0) {
+	if (r == -ECHILD && ap_init_engine_start_error(e)) {
+		if (asprintf(why, "the probe engine did not start: %s",
+			     strerror(-ap_init_engine_start_error(e))) < 0)
+			*why = NULL;
+	} else if (r < 0) {
 		*why = ap_init_wait_failure(cfg, r, bp, relpath, root_ms);
+	}
+	if (r < 0) {
 		if (e)
-			ap_engine_finish(e);
+			ap_init_engine_finish(e);
 		ap_init_diagnose(cfg, bp, e, relpath, *why ? *why : "no root device");
-		ap_engine_free(e);
+		ap_init_engine_free(e);
 		return;
 	}
 	log_notice("root device %s appeared after %u ms; mounting it while probing goes on",
@@ -138,12 +161,12 @@ static void boot_attempt(struct ap_config *cfg, struct ap_bootparams *bp, int ar
 		write_timing("root_mounted_ms=%llu\nroot_fstype=%s",
 			     (unsigned long long)(ap_now_ns() / 1000000ULL), fstype ? fstype : "?");
 
-	status = ap_engine_finish(e);
+	status = ap_init_engine_finish(e);
 	write_timing("probe_finished_ms=%llu\nprobe_status=%d",
 		     (unsigned long long)(ap_now_ns() / 1000000ULL), status);
 	if (r < 0) {
 		ap_init_diagnose(cfg, bp, e, relpath, *why ? *why : "cannot mount the root");
-		ap_engine_free(e);
+		ap_init_engine_free(e);
 		return;
 	}
 
@@ -155,11 +178,11 @@ static void boot_attempt(struct ap_config *cfg, struct ap_bootparams *bp, int ar
 			     bp->init ? ", " : "") < 0)
 			*why = NULL;
 		ap_init_diagnose(cfg, bp, e, relpath, *why ? *why : "no init");
-		ap_engine_free(e);
+		ap_init_engine_free(e);
 		umount2(NEWROOT, MNT_DETACH);
 		return;
 	}
-	ap_engine_free(e);
+	ap_init_engine_free(e);
 	e = NULL;
 	ap_init_modules_close();
 
@@ -233,7 +256,7 @@ static int init_unit(struct ap_config *cfg)
 {
 	_cleanup_free_ char *relpath = NULL, *node = NULL;
 	struct ap_bootparams bp;
-	struct ap_engine *e = NULL;
+	struct ap_init_engine *e = NULL;
 	uint64_t t0 = ap_now_ns();
 	int r, status, root_status = AP_EXIT_OK;
 	char dir[PATH_MAX];
@@ -272,7 +295,7 @@ static int init_unit(struct ap_config *cfg)
 	}
 
 	ap_notify("STATUS=Loading storage drivers and probing disks");
-	r = ap_stop_engine_start(&e, cfg);
+	r = ap_init_engine_start(cfg, false, &e);
 	if (r < 0) {
 		ap_notifyf("STATUS=Probe engine failed to start: %s", strerror(-r));
 		ap_bootparams_clear(&bp);
@@ -303,11 +326,11 @@ static int init_unit(struct ap_config *cfg)
 		/* the engine has logged it and stops early: see ap_engine_request_stop() */
 		ap_notify("STOPPING=1");
 	}
-	status = ap_engine_finish(e);
+	status = ap_init_engine_finish(e);
 	if (root_status == AP_EXIT_DEGRADED && e)
-		ap_engine_dump_state(e, stderr);
+		ap_init_engine_dump_state(e, stderr);
 	ap_stop_set_target(NULL);
-	ap_engine_free(e);
+	ap_init_engine_free(e);
 	ap_bootparams_clear(&bp);
 	if (ap_stop_signal())
 		return 128 + ap_stop_signal();

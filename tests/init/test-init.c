@@ -26,6 +26,7 @@
 
 #include "asyncprobe/asyncprobe.h"
 #include "asyncprobe/init.h"
+#include "asyncprobe/init-internal.h"
 #include "asyncprobe/notify.h"
 
 /* The settings each ap_init_main() call gets (main() in cli.c has its own). */
@@ -468,6 +469,56 @@ static void test_unit_mode(void **state)
 	close(fd);
 }
 
+/*
+ * PID 1's probe run in a child process (init-engine.c): the link PID 1
+ * waits for is seen with stat(), a path that never comes ends the wait
+ * once the child says it has finished, the exit status and the state dump
+ * come from the child.  (Without root, or without mount namespaces, the
+ * run falls back into this process; the answers are the same.)
+ */
+static void test_engine_child(void **state)
+{
+	char devdir[300], *text = NULL;
+	struct ap_init_engine *ie = NULL;
+	size_t size = 0;
+	int status;
+	FILE *f;
+
+	(void)state;
+	wipe();
+	snprintf(devdir, sizeof(devdir), "%s/dev", tmp);
+	mkdirs("dev");
+	mkfile("dev/present", 0600, NULL);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.dev_dir = devdir;
+	cfg.fastboot = 1;
+	cfg.no_modules = true;
+	cfg.device_timeout_ms = 2000;
+	cfg.log_target = AP_LOG_STDERR;
+	setenv("ASYNCPROBE_CMDLINE", "/dev/null", 1);
+
+	assert_int_equal(ap_init_engine_start(&cfg, true, &ie), 0);
+	assert_non_null(ie);
+	assert_int_equal(ap_init_engine_wait_path(ie, "present", 1000), 0);
+	assert_int_equal(ap_init_engine_wait_path(ie, "disk/by-label/never-there", 0), -ENOENT);
+	assert_int_equal(ap_init_engine_start_error(ie), 0);
+	status = ap_init_engine_finish(ie);
+	assert_true(status == AP_EXIT_OK || status == AP_EXIT_DEGRADED);
+	/* a second finish only repeats the status */
+	assert_int_equal(ap_init_engine_finish(ie), status);
+	f = open_memstream(&text, &size);
+	assert_non_null(f);
+	ap_init_engine_dump_state(ie, f);
+	fclose(f);
+	assert_non_null(strstr(text, "devices known"));
+	free(text);
+	/* a link made after the run, by anyone, is still seen */
+	mkfile("dev/later", 0600, NULL);
+	assert_int_equal(ap_init_engine_wait_path(ie, "later", 100), 0);
+	assert_null(ap_init_engine_free(ie));
+	unsetenv("ASYNCPROBE_CMDLINE");
+}
+
 /* --init outside PID 1 stops on SIGTERM/SIGINT: 128 + signal, STOPPING=1. */
 static void stop_on(int sig)
 {
@@ -531,6 +582,7 @@ int main(void)
 		cmocka_unit_test(test_is_mount_point),
 		cmocka_unit_test(test_notify),
 		cmocka_unit_test(test_unit_mode),
+		cmocka_unit_test(test_engine_child),
 		cmocka_unit_test(test_unit_mode_sigterm),
 		cmocka_unit_test(test_unit_mode_sigint),
 		/* last: it moves the process into its own mount namespace */

@@ -323,6 +323,10 @@ vm_initrd_debian() {
 #   hungscsi root, sata2, vscsi, nvme and, on the virtio-scsi controller
 #           (PCI address below the root's AHCI controller, 00:1f.2), a SCSI
 #           disk that never answers
+#   stall   root, sata2, vscsi, nvme and, on the virtio-scsi controller, a
+#           SCSI disk that answers its first 64 KiB (the kernel's partition
+#           scan) and then a byte a second: the first read past them (blkid)
+#           never returns, and its thread is stuck in the kernel
 # VM_DRIVE_OPTS (such as throttling.iops-total=20) is added to every data
 # disk's -drive, never to the root disk's.
 vm_devices() {
@@ -338,6 +342,7 @@ vm_devices() {
 	slow8) d="root sata2 sata3 sata4 vscsi scsi2 lsi vblk nvme" ;;
 	hung) d="root sata2 vscsi nvme hung" ;;
 	hungscsi) d="root sata2 vscsi nvme hungscsi" ;;
+	stall) d="root sata2 vscsi nvme stallscsi" ;;
 	*) echo "vm_devices: unknown set $set" >&2; return 1 ;;
 	esac
 	local ide=0 have_vscsi='' have_lsi='' have_mega='' name spec serial opts
@@ -360,6 +365,18 @@ vm_devices() {
 			have_vscsi=1
 			VM_DEV_ARGS+=(-drive "driver=null-co,if=none,id=d-hungscsi,size=64M,latency-ns=${VM_HUNG_LATENCY_NS:-3600000000000}"
 				-device "scsi-hd,bus=vscsi0.0,drive=d-hungscsi,serial=AP-HUNG/0012,cyls=130,heads=16,secs=63")
+			continue
+		fi
+		if [ "$name" = stallscsi ]; then
+			# QEMU's throttle lets requests through while its bucket
+			# holds at most bps-total-max bytes, and drains it at
+			# bps-total bytes a second: 64 KiB (and the request that
+			# crosses it), then hours per page.  Zeros: no partition
+			# table, no file system.
+			[ -n "$have_vscsi" ] || VM_DEV_ARGS+=(-device "virtio-scsi-pci,id=vscsi0")
+			have_vscsi=1
+			VM_DEV_ARGS+=(-drive "driver=null-co,read-zeroes=on,if=none,id=d-stallscsi,size=64M,throttling.bps-total=1,throttling.bps-total-max=65536"
+				-device "scsi-hd,bus=vscsi0.0,drive=d-stallscsi,serial=AP-STALL/0013,cyls=130,heads=16,secs=63")
 			continue
 		fi
 		spec=

@@ -14,6 +14,10 @@
 #   @@AP begin FILE / @@AP end FILE   base64 of each /run/asyncprobe/FILE
 #                                  (only with "aptest.dump" on the command line)
 #   @@AP kmsg LINE                 asyncprobe's lines in the kernel log
+#   @@AP proc PID COMM STATES      every asyncprobe process still there (the
+#                                  initramfs's probe run), with the state
+#                                  letter of each of its threads (D: stuck
+#                                  in the kernel)
 #   @@AP done                      last line before power-off
 #   @@AP scale disks=N ...         only this line and the manifest's
 #   @@AP scale-summary {...}       summary object, then power-off, with
@@ -127,6 +131,18 @@ fi
 # What asyncprobe said in the kernel log (it logs to /dev/kmsg as PID 1;
 # "quiet" keeps it off the console but not out of the buffer).
 dmesg | grep 'asyncprobe\[' | sed 's/^/@@AP kmsg /'
+
+for p in /proc/[0-9]*; do
+	read -r comm <"$p/comm" 2>/dev/null || continue
+	case $comm in asyncprobe*) ;; *) continue ;; esac
+	states=
+	for t in "$p"/task/*/stat; do
+		# the state follows the ")" that ends the command name
+		st=$(sed 's/.*) \([A-Za-z]\).*/\1/' "$t" 2>/dev/null)
+		states="$states${st:-?}"
+	done
+	echo "@@AP proc ${p#/proc/} $comm $states"
+done
 
 echo "@@AP done"
 sync
