@@ -41,7 +41,7 @@
  *   trace-svg.c    trace.h: SVG plot
  *   cmdline.c      cmdline.h: kernel command line parsing
  *   init.c         init.h: PID 1 and the initrd unit: the boot; its steps in
- *                  init-bootparams.c, init-mounts.c, init-root.c,
+ *                  init-engine.c, init-bootparams.c, init-mounts.c, init-root.c,
  *                  init-switch.c, init-rescue.c (init-internal.h, private)
  *   stop.c         stop.h: SIGINT/SIGTERM as a stop request to the one
  *                  registered engine (cli, unit)
