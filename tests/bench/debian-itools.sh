@@ -11,11 +11,12 @@
 # (hook / stock).  On a shared host the kernel's own start (to "Run /init")
 # varies by seconds, so each boot's initramfs phase, from "Run /init" to the
 # root's systemd, is given as well.  From the hook boot's console it also
-# reports where asyncprobe ran in initramfs-tools' order: the last kernel
-# time before "Running /scripts/init-premount" (by then udev's init-top
-# trigger and settle have loaded the drivers and attached the disks) and
-# asyncprobe's own run time from its summary line.  One JSON object per
-# line, then a table.
+# reports where asyncprobe ran in initramfs-tools' order: whether its
+# summary line came before udev started (its init-top script runs before
+# init-top's udev script, which then triggers and settles with the storage
+# drivers loaded and the links made), the last kernel time before
+# "Starting systemd-udevd", and asyncprobe's own run time from its summary
+# line.  One JSON object per line, then a table.
 #
 # Root only.  Environment: BENCH_PAIRS (2), BENCH_OUT (where the JSON lines
 # go besides stdout).
@@ -66,9 +67,12 @@ for ((i = 1; i <= pairs; i++)); do
 	r=$(bench_ratio "$h" "$s")
 	[ "$r" = null ] || ratios+=("$r")
 	hi=$(ts_first "$log" 'Run /init as init process')
-	premount=$(ts_before "$log" 'Running /scripts/init-premount')
+	udevstart=$(ts_before "$log" 'Starting systemd-udevd')
+	before=false
+	awk '/asyncprobe: [0-9]+ controllers/ { a = NR } /Starting systemd-udevd/ && !u { u = NR }
+		END { exit !(a && u && a < u) }' "$log" && before=true
 	apms=$(sed -n 's/.*asyncprobe: [0-9]* controllers, .* links, .*, \([0-9.]*\) ms (.*/\1/p' "$log" | head -1)
-	bench_json "{\"bench\":\"debian-itools\",\"pair\":$i,\"stock_s\":$s,\"hook_s\":$h,\"ratio\":$r,\"stock_initramfs_s\":$(since "$si" "$s"),\"hook_initramfs_s\":$(since "$hi" "$h"),\"hook_run_init_s\":$hi,\"init_premount_after_s\":$premount,\"asyncprobe_ms\":${apms:-null}}"
+	bench_json "{\"bench\":\"debian-itools\",\"pair\":$i,\"stock_s\":$s,\"hook_s\":$h,\"ratio\":$r,\"stock_initramfs_s\":$(since "$si" "$s"),\"hook_initramfs_s\":$(since "$hi" "$h"),\"hook_run_init_s\":$hi,\"asyncprobe_before_udev\":$before,\"udev_start_after_s\":$udevstart,\"asyncprobe_ms\":${apms:-null}}"
 done
 med=$(bench_median "${ratios[@]}")
 bench_json "{\"bench\":\"debian-itools\",\"summary\":true,\"kernel\":\"$VM_DEBIAN_KVER\",\"accel\":\"$VM_ACCEL\",\"smp\":$VM_SMP,\"pairs\":${#ratios[@]},\"stock_initrd_bytes\":$(stat -c %s "$work/boot/initrd-stock.img"),\"hook_initrd_bytes\":$(stat -c %s "$work/boot/initrd-hook.img"),\"ratio_median\":$med,\"goal\":0.7,\"met\":$(bench_le "$med" 0.7)}"
