@@ -3,19 +3,23 @@
 # Time to root of initramfs-tools with asyncprobe's hook against without
 # (issue 16, item 3), on the installed Debian fixture of tests/vm/debian-
 # fixture.sh: the same system, kernel, disks (root on AHCI, a SATA and a
-# virtio-blk data disk) and QEMU settings; the initrd the kernel package
-# made (no hook) and the one update-initramfs -u made with the hook
-# installed, booted alternately.  The figure is systemd's
+# virtio-blk data disk) and QEMU settings; the initrd update-initramfs -u
+# made before asyncprobe was installed (no hook) and the one it made with
+# the hook installed, booted alternately.  The figure is systemd's
 # UserspaceTimestampMonotonic in the real system: when the root's systemd
 # started, in seconds since the kernel started.  Each pair gives a ratio
-# (hook / stock).  On a shared host the kernel's own start (to "Run /init")
-# varies by seconds, so each boot's initramfs phase, from "Run /init" to the
-# root's systemd, is given as well.  From the hook boot's console it also
-# reports where asyncprobe ran in initramfs-tools' order: the last kernel
-# time before "Running /scripts/init-premount" (by then udev's init-top
-# trigger and settle have loaded the drivers and attached the disks) and
-# asyncprobe's own run time from its summary line.  One JSON object per
-# line, then a table.
+# (hook / stock).  Each pair is followed by a boot of asyncprobe's own
+# image (asyncprobe-mkinitramfs in the same system, "fastboot" on the
+# command line), with its ratio to the same pair's stock boot.  On a
+# shared host the kernel's own start (to "Run /init") varies by seconds,
+# so each boot's initramfs phase, from "Run /init" to the root's systemd,
+# is given as well, with the hook's ratio of it.  From the hook boot's
+# console it also reports where asyncprobe ran in initramfs-tools' order:
+# whether its summary line came before udev started (its init-top script
+# runs before init-top's udev script, which then triggers and settles with
+# the storage drivers loaded and the links made), the last kernel time
+# before "Starting systemd-udevd", and asyncprobe's own run time from its
+# summary line.  One JSON object per line, then a table.
 #
 # Root only.  Environment: BENCH_PAIRS (2), BENCH_OUT (where the JSON lines
 # go besides stdout).
@@ -56,6 +60,8 @@ since() {
 
 pairs=${BENCH_PAIRS:-2}
 ratios=()
+own_ratios=()
+init_ratios=()
 for ((i = 1; i <= pairs; i++)); do
 	vm_debian_boot "itools-stock-$i" "$work/boot/initrd-stock.img" "$cmdline" 900
 	s=$(vm_debian_time_to_root "$VM_OUT/itools-stock-$i.log") || s=null
@@ -66,10 +72,23 @@ for ((i = 1; i <= pairs; i++)); do
 	r=$(bench_ratio "$h" "$s")
 	[ "$r" = null ] || ratios+=("$r")
 	hi=$(ts_first "$log" 'Run /init as init process')
-	premount=$(ts_before "$log" 'Running /scripts/init-premount')
+	udevstart=$(ts_before "$log" 'Starting systemd-udevd')
+	before=false
+	awk '/asyncprobe: [0-9]+ controllers/ { a = NR } /Starting systemd-udevd/ && !u { u = NR }
+		END { exit !(a && u && a < u) }' "$log" && before=true
 	apms=$(sed -n 's/.*asyncprobe: [0-9]* controllers, .* links, .*, \([0-9.]*\) ms (.*/\1/p' "$log" | head -1)
-	bench_json "{\"bench\":\"debian-itools\",\"pair\":$i,\"stock_s\":$s,\"hook_s\":$h,\"ratio\":$r,\"stock_initramfs_s\":$(since "$si" "$s"),\"hook_initramfs_s\":$(since "$hi" "$h"),\"hook_run_init_s\":$hi,\"init_premount_after_s\":$premount,\"asyncprobe_ms\":${apms:-null}}"
+	# asyncprobe's own image, same system and disks, "fastboot" as
+	# time-to-root.sh gives it (the hook's script passes --fastboot)
+	vm_debian_boot "itools-own-$i" "$work/boot/initrd-own.img" "$cmdline fastboot" 900
+	o=$(vm_debian_time_to_root "$VM_OUT/itools-own-$i.log") || o=null
+	oi=$(ts_first "$VM_OUT/itools-own-$i.log" 'Run /init as init process')
+	ro=$(bench_ratio "$o" "$s")
+	[ "$ro" = null ] || own_ratios+=("$ro")
+	ri=$(bench_ratio "$(since "$hi" "$h")" "$(since "$si" "$s")")
+	[ "$ri" = null ] || init_ratios+=("$ri")
+	bench_json "{\"bench\":\"debian-itools\",\"pair\":$i,\"stock_s\":$s,\"hook_s\":$h,\"ratio\":$r,\"own_s\":$o,\"own_ratio\":$ro,\"stock_initramfs_s\":$(since "$si" "$s"),\"hook_initramfs_s\":$(since "$hi" "$h"),\"initramfs_ratio\":$ri,\"own_initramfs_s\":$(since "$oi" "$o"),\"hook_run_init_s\":$hi,\"asyncprobe_before_udev\":$before,\"udev_start_after_s\":$udevstart,\"asyncprobe_ms\":${apms:-null}}"
 done
 med=$(bench_median "${ratios[@]}")
-bench_json "{\"bench\":\"debian-itools\",\"summary\":true,\"kernel\":\"$VM_DEBIAN_KVER\",\"accel\":\"$VM_ACCEL\",\"smp\":$VM_SMP,\"pairs\":${#ratios[@]},\"stock_initrd_bytes\":$(stat -c %s "$work/boot/initrd-stock.img"),\"hook_initrd_bytes\":$(stat -c %s "$work/boot/initrd-hook.img"),\"ratio_median\":$med,\"goal\":0.7,\"met\":$(bench_le "$med" 0.7)}"
+omed=$(bench_median "${own_ratios[@]}")
+bench_json "{\"bench\":\"debian-itools\",\"summary\":true,\"kernel\":\"$VM_DEBIAN_KVER\",\"accel\":\"$VM_ACCEL\",\"smp\":$VM_SMP,\"pairs\":${#ratios[@]},\"stock_initrd_bytes\":$(stat -c %s "$work/boot/initrd-stock.img"),\"hook_initrd_bytes\":$(stat -c %s "$work/boot/initrd-hook.img"),\"ratio_median\":$med,\"goal\":0.7,\"met\":$(bench_le "$med" 0.7),\"initramfs_ratio_median\":$(bench_median "${init_ratios[@]}"),\"own_initrd_bytes\":$(stat -c %s "$work/boot/initrd-own.img"),\"own_ratio_median\":$omed,\"own_met\":$(bench_le "$omed" 0.7)}"
 bench_table debian-itools

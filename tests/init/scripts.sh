@@ -10,7 +10,7 @@ set -- \
 	"src/initramfs/dracut/90asyncprobe/module-setup.sh bash built" \
 	"src/initramfs/dracut/90asyncprobe/asyncprobe-pretrigger.sh sh built" \
 	"src/initramfs/initramfs-tools/hooks/asyncprobe sh built" \
-	"src/initramfs/initramfs-tools/scripts/init-premount/asyncprobe sh source"
+	"src/initramfs/initramfs-tools/scripts/init-top/asyncprobe sh source"
 
 echo "1..$(($# * 3))"
 n=0

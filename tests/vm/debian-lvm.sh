@@ -13,7 +13,7 @@
 # made from the system (its /etc/fstab names /dev/mapper/VG-root).  The
 # boot with root=/dev/mapper/VG-root must reach the real system: systemd
 # as PID 1 with the logical volume (dm-0) as root, multi-user.target, no
-# failed units.  In the initramfs asyncprobe runs (its init-premount
+# failed units.  In the initramfs asyncprobe runs (its init-top
 # script) and probes and links the disks, the physical volume included,
 # without waiting for the mapper device it cannot make; lvm2 activates the
 # volume group (bookworm's lvm2 has no initramfs script: its hook copies
@@ -167,14 +167,14 @@ in_root ldconfig
 in_root update-initramfs -u -k "$kver" >"$work/update.out" 2>&1
 rc=$?
 in_root lsinitramfs "/boot/initrd.img-$kver" >"$work/initrd.list" 2>/dev/null
-for f in usr/sbin/asyncprobe scripts/init-premount/asyncprobe usr/sbin/lvm \
+for f in usr/sbin/asyncprobe scripts/init-top/asyncprobe usr/sbin/lvm \
 	usr/lib/udev/rules.d/69-lvm.rules; do
 	# merged /usr or not: sbin/x and lib/udev are the same files
 	grep -qx "$f\|${f#usr/}" "$work/initrd.list" ||
 		{ echo "not in the image: $f" | vm_diag; rc=1; }
 done
 [ $rc -eq 0 ] || tail -10 "$work/update.out" | vm_diag
-vm_ok $rc "in the system: update-initramfs -u -k $kver (asyncprobe, its init-premount script, lvm and lvm2's udev rules in the image)"
+vm_ok $rc "in the system: update-initramfs -u -k $kver (asyncprobe, its init-top script, lvm and lvm2's udev rules in the image)"
 cp "$root/boot/vmlinuz-$kver" "$work/vmlinuz" && cp "$root/boot/initrd.img-$kver" "$work/initrd.img" ||
 	vm_bail "no kernel or initrd"
 

@@ -43,12 +43,13 @@ trap 'exit 1' INT TERM
 # 1: asyncprobe built and installed into the system as README "Installing"
 # says, with DESTDIR for the system's root
 vm_debian_copy "$root" || vm_bail "copying the fixture failed"
+vm_debian_fsck_conf "$root"
 vm_debian_asyncprobe_install "$root" "$work/build"
 rc=$?
 [ $rc -eq 0 ] || tail -20 "$work/build"/*.out | vm_diag
 for f in usr/sbin/asyncprobe usr/sbin/asyncprobe-mkinitramfs \
 	usr/share/initramfs-tools/hooks/asyncprobe \
-	usr/share/initramfs-tools/scripts/init-premount/asyncprobe; do
+	usr/share/initramfs-tools/scripts/init-top/asyncprobe; do
 	[ -x "$root/$f" ] || { echo "not installed: /$f" | vm_diag; rc=1; }
 done
 vm_ok $rc "configure --prefix=/usr --sysconfdir=/etc && make && make install DESTDIR=<the system's root>"
@@ -75,12 +76,12 @@ in_root update-initramfs -u -k "$kver" >"$work/update.out" 2>&1
 rc=$?
 in_root lsinitramfs "/boot/initrd.img-$kver" >"$work/hook.list" 2>/dev/null
 grep -qx 'usr/sbin/asyncprobe\|sbin/asyncprobe' "$work/hook.list" &&
-	grep -qx 'scripts/init-premount/asyncprobe' "$work/hook.list" || {
-	echo "the image lacks asyncprobe or its init-premount script" | vm_diag
+	grep -qx 'scripts/init-top/asyncprobe' "$work/hook.list" || {
+	echo "the image lacks asyncprobe or its init-top script" | vm_diag
 	rc=1
 }
 [ $rc -eq 0 ] || tail -10 "$work/update.out" | vm_diag
-vm_ok $rc "in the system: update-initramfs -u -k $kver runs the hook (asyncprobe and scripts/init-premount/asyncprobe in the image)"
+vm_ok $rc "in the system: update-initramfs -u -k $kver runs the hook (asyncprobe and scripts/init-top/asyncprobe in the image)"
 vm_chroot_umount "$root" || vm_bail "the chroot's mounts could not be removed"
 
 cp "$root/boot/initrd.img-$kver" "$work/boot/initrd-hook.img"

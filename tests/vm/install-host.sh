@@ -27,7 +27,7 @@ files=(
 	/usr/sbin/asyncprobe
 	/usr/sbin/asyncprobe-mkinitramfs
 	/usr/share/initramfs-tools/hooks/asyncprobe
-	/usr/share/initramfs-tools/scripts/init-premount/asyncprobe
+	/usr/share/initramfs-tools/scripts/init-top/asyncprobe
 	/usr/lib/dracut/modules.d/90asyncprobe/module-setup.sh
 	/usr/lib/dracut/modules.d/90asyncprobe/asyncprobe-pretrigger.sh
 	"$unitdir/asyncprobe.service"
@@ -48,7 +48,7 @@ installed=0
 # Directories make install may create: removed again when empty.
 newdirs=()
 for d in /usr/lib/asyncprobe /usr/lib/dracut/modules.d/90asyncprobe /usr/lib/dracut/modules.d /usr/lib/dracut \
-	/usr/share/initramfs-tools/scripts/init-premount /usr/share/initramfs-tools/hooks; do
+	/usr/share/initramfs-tools/scripts/init-top /usr/share/initramfs-tools/hooks; do
 	[ -d "$d" ] || newdirs+=("$d")
 done
 cleanup() {
@@ -79,7 +79,7 @@ bad=0
 for want in "systemd unit: *$unitdir/asyncprobe.service" \
 	"dracut module: */usr/lib/dracut/modules.d/90asyncprobe" \
 	"initramfs-tools hook: */usr/share/initramfs-tools/hooks/asyncprobe" \
-	"initramfs-tools script: */usr/share/initramfs-tools/scripts/init-premount/asyncprobe"; do
+	"initramfs-tools script: */usr/share/initramfs-tools/scripts/init-top/asyncprobe"; do
 	grep -q "$want\$" "$build/configure.out" || { echo "configure did not say '$want'" | vm_diag; bad=1; }
 done
 vm_ok $bad "configure's summary names the generators' directories"
@@ -89,7 +89,7 @@ for f in "${files[@]}"; do
 	[ -e "$f" ] || { echo "not installed: $f" | vm_diag; bad=1; }
 done
 for f in /usr/sbin/asyncprobe-mkinitramfs /usr/share/initramfs-tools/hooks/asyncprobe \
-	/usr/share/initramfs-tools/scripts/init-premount/asyncprobe \
+	/usr/share/initramfs-tools/scripts/init-top/asyncprobe \
 	/usr/lib/dracut/modules.d/90asyncprobe/module-setup.sh; do
 	[ -x "$f" ] || { echo "not executable: $f" | vm_diag; bad=1; }
 done
@@ -116,10 +116,10 @@ if command -v mkinitramfs >/dev/null; then
 	rc=$?
 	lsinitramfs "$work/debian.img" >"$work/debian.list" 2>/dev/null
 	[ $rc -eq 0 ] && grep -qx 'usr/sbin/asyncprobe\|sbin/asyncprobe' "$work/debian.list" &&
-		grep -qx 'scripts/init-premount/asyncprobe' "$work/debian.list"
+		grep -qx 'scripts/init-top/asyncprobe' "$work/debian.list"
 	rc=$?
 	[ $rc -eq 0 ] || { tail -5 "$work/debian.out"; grep asyncprobe "$work/debian.list"; } | vm_diag
-	vm_ok $rc "initramfs-tools' mkinitramfs for $kver runs the hook: asyncprobe and scripts/init-premount/asyncprobe are in its image"
+	vm_ok $rc "initramfs-tools' mkinitramfs for $kver runs the hook: asyncprobe and scripts/init-top/asyncprobe are in its image"
 else
 	vm_ok 0 "initramfs-tools' mkinitramfs # SKIP initramfs-tools is not installed"
 fi

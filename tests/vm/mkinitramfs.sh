@@ -9,7 +9,7 @@ command -v cpio >/dev/null || vm_skip_all "cpio is not installed"
 vm_cache_dir || vm_skip_all "no writable cache directory"
 why=$(vm_kernel 2>&1 >/dev/null) || vm_skip_all "kernel package: $why"
 vm_kernel 2>/dev/null
-vm_plan 23
+vm_plan 24
 mk=$top_builddir/src/asyncprobe-mkinitramfs
 work=$(mktemp -d "${TMPDIR:-/tmp}/mkinitramfs-test.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -201,4 +201,27 @@ rc2=$?
 "$mk" -o "$work/img2" -k "$VM_KVER" -b "$VM_KROOT" --asyncprobe /bin/true --filesystems='ext4,../x' >/dev/null 2>&1
 rc3=$?
 vm_ok "$([ $rc -eq 2 ] && [ $rc2 -eq 100 ] && [ $rc3 -eq 100 ]; echo $?)" "exit 2 without a module tree, 100 on a bad option or file system name ($rc, $rc2, $rc3)"
+
+# Without binutils' strip: a PATH of every program but strip.  The image is
+# built, a notice says nothing was stripped; --no-strip asks for no notice.
+mkdir "$work/nostrip"
+for d in /usr/local/bin /usr/bin /usr/sbin /bin /sbin; do
+	for p in "$d"/*; do
+		n=${p##*/}
+		[ "$n" != strip ] && [ -x "$p" ] && [ ! -e "$work/nostrip/$n" ] && ln -s "$p" "$work/nostrip/$n"
+	done
+done
+ns() {
+	PATH=$work/nostrip "$top_builddir/libtool" --mode=execute "$mk" \
+		--asyncprobe "$top_builddir/src/asyncprobe/asyncprobe" -k "$VM_KVER" -b "$VM_KROOT" "$@" 2>&1
+}
+out=$(ns -o "$work/img-nostrip")
+rc=$?
+out2=$(ns -o "$work/img-nostrip2" --no-strip)
+rc2=$?
+grep -q 'strip (binutils) not found' <<<"$out" && [ -s "$work/img-nostrip" ] &&
+	! grep -q 'strip (binutils)' <<<"$out2" && [ $rc -eq 0 ] && [ $rc2 -eq 0 ]
+rc3=$?
+[ $rc3 -eq 0 ] || { echo "$out"; echo "--no-strip:"; echo "$out2"; } | vm_diag
+vm_ok $rc3 "without strip in PATH: the image is built and a notice says nothing was stripped (none with --no-strip)"
 exit 0
