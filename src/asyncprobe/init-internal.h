@@ -105,6 +105,14 @@ int ap_init_statx_mount_root(int dirfd, const char *name);
 /* Mount /proc, /sys, /dev and /run where they are not mounted yet. */
 int ap_init_mount_api(void);
 
+/*
+ * Lift the kernel log's rate limit for /dev/kmsg writers (printk_devkmsg
+ * "ratelimit" -> "on") for the run; ap_init_kmsg_limit_again() puts it
+ * back.  A value the kernel command line set is left as it is.
+ */
+void ap_init_kmsg_unlimit(void);
+void ap_init_kmsg_limit_again(void);
+
 /* The kernel gives /init no stdio when the image lacks /dev/console. */
 void ap_init_ensure_console(void);
 

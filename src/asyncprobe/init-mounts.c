@@ -4,7 +4,9 @@
  * before anything else runs, stdio on the console when the kernel gave
  * none, the mount-point test switch_root also uses, rootflags= split
  * into MS_* flags and file-system data, and the file system types the
- * kernel has (/proc/filesystems) for the root's mount and the diagnosis.  Theory of operation: init.c.
+ * kernel has (/proc/filesystems) for the root's mount and the diagnosis,
+ * and the kernel log's rate limit for writers, lifted while PID 1 (and
+ * its probe process) logs.  Theory of operation: init.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -176,4 +178,52 @@ int ap_init_filesystems(bool block_only, void (*fn)(const char *type, void *user
 	}
 	fclose(f);
 	return n;
+}
+
+/*
+ * The kernel drops /dev/kmsg writes beyond 10 lines in 5 s per opener
+ * ("N output lines suppressed due to ratelimiting") unless
+ * printk.devkmsg=on; a probe run logs more than that, and a summary or
+ * diagnosis line lost there is lost for good.  So for the run the sysctl
+ * goes from "ratelimit" (the default) to "on", and back before init
+ * starts.  A setting given on the kernel command line is locked (the
+ * write fails) and left alone, as is "off".
+ */
+#define DEVKMSG_SYSCTL "/proc/sys/kernel/printk_devkmsg"
+
+static bool devkmsg_lifted;
+
+static int write_devkmsg(const char *value)
+{
+	int fd = open(DEVKMSG_SYSCTL, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, value, strlen(value));
+	n = n < 0 ? -errno : 0;
+	close(fd);
+	return (int)n;
+}
+
+void ap_init_kmsg_unlimit(void)
+{
+	char buf[32] = "";
+	ssize_t n;
+	int fd = open(DEVKMSG_SYSCTL, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || strncmp(buf, "ratelimit", 9) != 0)
+		return;
+	if (write_devkmsg("on\n") == 0)
+		devkmsg_lifted = true;
+}
+
+void ap_init_kmsg_limit_again(void)
+{
+	if (devkmsg_lifted && write_devkmsg("ratelimit\n") == 0)
+		devkmsg_lifted = false;
 }

@@ -197,10 +197,12 @@ static void boot_attempt(struct ap_config *cfg, struct ap_bootparams *bp, int ar
 	}
 	log_notice("starting %s", init);
 	ap_log_close();
+	ap_init_kmsg_limit_again();
 	iv = ap_init_argv(init, argc, argv);
 	if (iv)
 		execve(init, iv, environ);
 	r = -errno;
+	ap_init_kmsg_unlimit();
 	ap_log_open(AP_LOG_KMSG, cfg->verbose);
 	if (asprintf(why, "exec %s: %s", init, strerror(-r)) < 0)
 		*why = NULL;
@@ -221,6 +223,7 @@ static void __attribute__((noreturn)) init_pid1(struct ap_config *cfg, int argc,
 	}
 	ap_init_mount_api();
 	ap_init_ensure_console();
+	ap_init_kmsg_unlimit();
 	ap_log_open(AP_LOG_KMSG, cfg->verbose);
 	log_notice("asyncprobe as PID 1, %llu ms after boot",
 		   (unsigned long long)(ap_now_ns() / 1000000ULL));

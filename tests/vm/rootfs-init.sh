@@ -14,6 +14,8 @@
 #   @@AP begin FILE / @@AP end FILE   base64 of each /run/asyncprobe/FILE
 #                                  (only with "aptest.dump" on the command line)
 #   @@AP kmsg LINE                 asyncprobe's lines in the kernel log
+#   @@AP kmsg-dropped LINE         the kernel's "N output lines suppressed" notes
+#   @@AP devkmsg VALUE             /proc/sys/kernel/printk_devkmsg
 #   @@AP proc PID COMM STATES      every asyncprobe process still there (the
 #                                  initramfs's probe run), with the state
 #                                  letter of each of its threads (D: stuck
@@ -131,6 +133,10 @@ fi
 # What asyncprobe said in the kernel log (it logs to /dev/kmsg as PID 1;
 # "quiet" keeps it off the console but not out of the buffer).
 dmesg | grep 'asyncprobe\[' | sed 's/^/@@AP kmsg /'
+# Lines the kernel's /dev/kmsg rate limit dropped, and that limit's
+# setting now (asyncprobe lifts it for its run and puts it back).
+dmesg | grep 'output lines suppressed due to ratelimiting' | sed 's/^/@@AP kmsg-dropped /'
+echo "@@AP devkmsg $(cat /proc/sys/kernel/printk_devkmsg 2>/dev/null || echo -)"
 
 for p in /proc/[0-9]*; do
 	read -r comm <"$p/comm" 2>/dev/null || continue
