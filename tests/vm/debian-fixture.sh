@@ -404,7 +404,9 @@ vm_dracut_copy() {
 # Gives WORK/boot/vmlinuz, WORK/boot/initrd-{dracut,asyncprobe}.img and the
 # root disk WORK/disk.img; dracut's output in WORK/dracut-*.out.  With
 # VM_DRACUT_KEEP_ROOT set the tree stays (for checks; remove it with
-# vm_rm_tree).  Returns 1 with a reason on stderr.
+# vm_rm_tree).  VM_DRACUT_INCLUDE: a directory copied into both images
+# (dracut --include DIR /, with readlink installed), for instrumentation;
+# VM_DRACUT_REPORT_EXTRA: a script the marker runs before its own report.  Returns 1 with a reason on stderr.
 vm_dracut_prepare() {
 	local w=$1 r=$1/root k=$VM_DEBIAN_KVER rc=0
 	mkdir -p "$w/boot"
@@ -412,11 +414,24 @@ vm_dracut_prepare() {
 	vm_debian_asyncprobe_install "$r" "$w/build" ||
 		{ tail -5 "$w"/build/*.out >&2; echo "building asyncprobe failed" >&2; vm_rm_tree "$r"; return 1; }
 	cp "$r/boot/vmlinuz-$k" "$w/boot/vmlinuz" &&
-		vm_debian_install_marker "$r" &&
-		vm_chroot_mount "$r" || { vm_rm_tree "$r"; return 1; }
-	vm_debian_chroot "$r" ldconfig &&
-		vm_debian_chroot "$r" dracut --force /boot/initrd-dracut.img "$k" >"$w/dracut-control.out" 2>&1 &&
-		vm_debian_chroot "$r" dracut --force --add asyncprobe /boot/initrd-asyncprobe.img "$k" \
+		vm_debian_install_marker "$r" || { vm_rm_tree "$r"; return 1; }
+	if [ -n "${VM_DRACUT_REPORT_EXTRA:-}" ]; then
+		install -m 0755 "$VM_DRACUT_REPORT_EXTRA" "$r/usr/lib/aptest/report-extra" &&
+			sed -i 's|^exec /usr/lib/aptest/rootfs-init.sh|/usr/lib/aptest/report-extra\n&|' \
+				"$r/usr/lib/aptest/report" || { vm_rm_tree "$r"; return 1; }
+	fi
+	vm_chroot_mount "$r" || { vm_rm_tree "$r"; return 1; }
+	# test instrumentation, the same in both images
+	local inc=()
+	if [ -n "${VM_DRACUT_INCLUDE:-}" ]; then
+		cp -a "$VM_DRACUT_INCLUDE" "$r/tmp/aptest-include" || rc=1
+		inc=(--include /tmp/aptest-include / --install "readlink ${VM_DRACUT_INSTALL:-}")
+	fi
+	[ $rc -eq 0 ] &&
+		vm_debian_chroot "$r" ldconfig &&
+		vm_debian_chroot "$r" dracut --force "${inc[@]}" /boot/initrd-dracut.img "$k" \
+			>"$w/dracut-control.out" 2>&1 &&
+		vm_debian_chroot "$r" dracut --force --add asyncprobe "${inc[@]}" /boot/initrd-asyncprobe.img "$k" \
 			>"$w/dracut-asyncprobe.out" 2>&1 || rc=1
 	vm_chroot_umount "$r" || rc=1
 	[ $rc -eq 0 ] &&
