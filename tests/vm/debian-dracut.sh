@@ -24,7 +24,7 @@
 # /dev/disk/by-label/aptest-twin.  The control boots once, the image with
 # asyncprobe DEBIAN_DRACUT_BOOTS times (3): each must reach the real
 # system's multi-user.target with no failed units, asyncprobe.service must
-# have run in the initrd (its journal, which survives switch_root), and in
+# have run in the initrd (systemd's journal, which survives switch_root, and asyncprobe's lines in the kernel log), and in
 # the running system, after the real udev's coldplug, every /dev/disk link
 # asyncprobe made must point where asyncprobe put it (its manifest), the
 # contested one included, on every boot; its claims rules must have
@@ -110,7 +110,7 @@ ls_img initrd-asyncprobe.img >"$work/ap.list"
 ls_img initrd-dracut.img >"$work/control.list"
 bad=0
 for f in usr/sbin/asyncprobe usr/lib/systemd/system/asyncprobe.service \
-	usr/lib/systemd/system/initrd-root-device.target.wants/asyncprobe.service \
+	usr/lib/systemd/system/initrd.target.wants/asyncprobe.service \
 	usr/lib/systemd/system/asyncprobe.service.d/dracut.conf \
 	usr/lib/systemd/system/systemd-udevd.service; do
 	grep -q " $f\( ->.*\)\?\$" "$work/ap.list" || { echo "not in the image: $f" | vm_diag; bad=1; }
@@ -118,7 +118,7 @@ for f in usr/sbin/asyncprobe usr/lib/systemd/system/asyncprobe.service \
 		! grep -q " $f\( ->.*\)\?\$" "$work/control.list" || { echo "in the control: $f" | vm_diag; bad=1; } ;;
 	esac
 done
-vm_ok $bad "the image has asyncprobe, its unit (wanted by initrd-root-device.target, after dracut-pre-udev) and udevd; the control has no asyncprobe"
+vm_ok $bad "the image has asyncprobe, its unit (wanted by initrd.target, after dracut-pre-udev) and udevd; the control has no asyncprobe"
 vm_rm_tree "$root"
 echo "# initrd sizes: control $(stat -c %s "$work/boot/initrd-dracut.img"), asyncprobe $(stat -c %s "$work/boot/initrd-asyncprobe.img") bytes"
 
@@ -172,12 +172,15 @@ for b in "${boots[@]}"; do
 	echo "# $b: by-label/$VM_TWIN_LABEL -> ${twin:-nothing} in the running system; in the initrd before switch_root: $(sed -n 's/^@@AP initrd twin //p' "$log")"
 	[ "$b" = dracut ] && continue
 
-	# asyncprobe.service ran in the initrd: its summary in its journal
-	grep -Eq '^@@AP journal [0-9]+ controllers, [0-9]+ devices, [0-9]+ links' "$log" &&
-		grep -q '^@@AP journal root device .* appeared after' "$log"
+	# asyncprobe.service ran in the initrd and ended well: systemd's
+	# lines in the journal (which survives switch_root), asyncprobe's own
+	# in the kernel log
+	grep -q '^@@AP journal Finished asyncprobe.service' "$log" &&
+		grep -Eq '^@@AP kmsg .*asyncprobe\[[0-9]+\]: [0-9]+ controllers, [0-9]+ devices, [0-9]+ links' "$log" &&
+		grep -q '^@@AP kmsg .*asyncprobe\[[0-9]*\]: root device .* appeared after' "$log"
 	rc=$?
-	[ $rc -eq 0 ] || grep '^@@AP journal' "$log" | tail -5 | vm_diag
-	vm_ok $rc "$b: asyncprobe.service ran in the initrd (its journal: root device found, summary line)"
+	[ $rc -eq 0 ] || grep '^@@AP \(journal\|kmsg\)' "$log" | tail -8 | vm_diag
+	vm_ok $rc "$b: asyncprobe.service ran in the initrd and finished (journal), root found and summary line (kernel log)"
 
 	# every link asyncprobe made points where it put it
 	ap_links "$log" >"$work/$b.ap"
@@ -188,7 +191,7 @@ for b in "${boots[@]}"; do
 	vm_ok "$([ -z "$diff" ]; echo $?)" "$b: all $(wc -l <"$work/$b.ap") links asyncprobe made point where it put them in the running system"
 
 	# the contested one: asyncprobe's choice, kept by udev in the real root
-	keep=$(sed -n "s|^@@AP journal disk/by-label/$VM_TWIN_LABEL claimed by .*; \([a-z0-9]*\) keeps it.*|\1|p" "$log" | head -1)
+	keep=$(sed -n "s|^@@AP kmsg .*asyncprobe\[[0-9]*\]: disk/by-label/$VM_TWIN_LABEL claimed by .*; \([a-z0-9]*\) keeps it.*|\1|p" "$log" | head -1)
 	got=$(awk -v n="by-label/$VM_TWIN_LABEL" '$1 == n { print $2 }' "$work/$b.sys")
 	[ -n "$keep" ] && [ "$keep" = "$got" ]
 	vm_ok $? "$b: by-label/$VM_TWIN_LABEL, claimed by both twin disks: asyncprobe kept ${keep:-?}, the running system's link points to ${got:-nothing}"
