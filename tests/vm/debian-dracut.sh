@@ -40,7 +40,7 @@ kver=$VM_DEBIAN_KVER
 nap=${DEBIAN_DRACUT_BOOTS:-3}
 boots=(dracut)
 for ((i = 1; i <= nap; i++)); do boots+=("asyncprobe-$i"); done
-vm_plan $((3 + 3 + 6 * nap + 1))
+vm_plan $((3 + 3 + 7 * nap + 1))
 vm_note "dracut system $VM_DRACUT: kernel $kver, $(du -sm "$VM_DRACUT" | cut -f1) MiB"
 
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/debian-dracut.XXXXXX")
