@@ -58,7 +58,7 @@ cat >"$incdir/usr/lib/systemd/system/aptest-initrd.service" <<'EOS'
 [Unit]
 Description=asyncprobe test: /dev/disk and udev's link priorities before switch_root
 DefaultDependencies=no
-After=initrd-fs.target initrd-root-fs.target systemd-udev-trigger.service
+After=initrd-fs.target initrd-root-fs.target systemd-udev-trigger.service asyncprobe.service
 Before=initrd.target initrd-cleanup.service initrd-udevadm-cleanup-db.service
 
 [Service]
