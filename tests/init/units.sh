@@ -43,12 +43,17 @@ fi
 
 # 3: the settings the initrd relies on
 missing=""
-for want in '^Type=notify$' '^DefaultDependencies=no$' '^ConditionPathExists=/etc/initrd-release$' \
-	'^Before=.*initrd-root-device\.target' "^ExecStart=$tmp/sbin/asyncprobe --init"; do
+# (a oneshot done before initrd.target, so the claims rules are complete
+# at switch_root; not ordered before initrd-root-device.target, which
+# waits for udevd's device unit anyway)
+for want in '^Type=oneshot$' '^DefaultDependencies=no$' '^ConditionPathExists=/etc/initrd-release$' \
+	'^Before=.*initrd\.target' '^Conflicts=.*initrd-switch-root\.target' \
+	"^ExecStart=$tmp/sbin/asyncprobe --init"; do
 	grep -q "$want" "$unit" || missing="$missing $want"
 done
+grep -v '^#' "$unit" | grep -q 'initrd-root-device' && missing="$missing (ordered against initrd-root-device.target)"
 if [ -z "$missing" ]; then
-	ok "asyncprobe.service has Type=notify, DefaultDependencies=no, the initrd condition and ordering"
+	ok "asyncprobe.service is a oneshot before initrd.target, DefaultDependencies=no, with the initrd condition"
 else
 	notok "asyncprobe.service lacks:$missing"
 fi

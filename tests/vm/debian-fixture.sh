@@ -343,3 +343,147 @@ vm_debian_prepare() {
 	[ $rc -eq 0 ] || echo "preparing the system failed (logs in $w)" >&2
 	return $rc
 }
+
+# ------------------------------------------------------------ the dracut system
+#
+# dracut conflicts with initramfs-tools in Debian, so the dracut tests use a
+# second system derived from the fixture above: a copy in which apt-get
+# installs dracut (059 in bookworm; with systemd installed it builds a
+# systemd initrd), from the mirror the fixture's /etc/apt/sources.list names.
+# Built once and cached under its own key (the base fixture's directory
+# name, which carries the base recipe's key, and the recipe below), with
+# its own lock and its own names (dracut-*, so the base fixture's cleanup of
+# unfinished debian-*.tmp never removes one of these being built).
+#
+#   vm_dracut_fixture        sets VM_DRACUT (the tree, read only) and
+#                            VM_DEBIAN_KVER; builds the base first
+#   vm_dracut_copy DEST      a private copy to change
+
+# The recipe: DIR is a copy of the base fixture.  The host's resolv.conf
+# is lent for the download only.
+vm_dracut_build() {
+	local d=$1 rc=0
+	cp -L /etc/resolv.conf "$d/etc/resolv.conf" 2>/dev/null || :
+	vm_chroot_mount "$d" || return 1
+	vm_debian_chroot "$d" apt-get -q update &&
+		vm_debian_chroot "$d" env DEBIAN_FRONTEND=noninteractive \
+			apt-get -q -y --no-install-recommends install dracut || rc=1
+	vm_debian_chroot "$d" apt-get clean
+	vm_chroot_umount "$d" || rc=1
+	rm -f "$d/etc/resolv.conf"
+	rm -rf "$d"/var/lib/apt/lists/*_Packages "$d"/var/lib/apt/lists/*_InRelease
+	# dracut in, initramfs-tools out (removed, not purged: dpkg's status)
+	[ $rc -eq 0 ] && [ -x "$d/usr/bin/dracut" ] && [ -d "$d/usr/lib/dracut/modules.d/00systemd" ] &&
+		! grep -A2 -x 'Package: initramfs-tools' "$d/var/lib/dpkg/status" |
+		grep -qx 'Status: install ok installed'
+}
+
+vm_dracut_fixture() {
+	local key d t0 t1 rc lockfd
+	vm_debian_fixture || return 1
+	key=$( (basename "$VM_DEBIAN"; declare -f vm_dracut_build) | sha256sum | cut -c1-16)
+	VM_DRACUT=$VM_CACHE/dracut-$VM_DEBIAN_SUITE-$key
+	exec {lockfd}>"$VM_CACHE/dracut.lock"
+	flock "$lockfd"
+	if [ ! -f "$VM_DRACUT/.done" ]; then
+		for d in "$VM_CACHE"/dracut-*.tmp; do
+			[ -e "$d" ] || continue
+			vm_note "removing an unfinished dracut system $d"
+			vm_rm_tree "$d" || {
+				exec {lockfd}>&-
+				echo "cannot remove $d (still mounted?)" >&2
+				return 1
+			}
+		done
+		d=$VM_DRACUT.tmp
+		vm_note "building the dracut system in $VM_DRACUT (apt-get install dracut in a copy of $VM_DEBIAN)"
+		t0=$(date +%s)
+		vm_debian_copy "$d" && vm_dracut_build "$d" >"$VM_CACHE/dracut-build.log" 2>&1
+		rc=$?
+		t1=$(date +%s)
+		if [ $rc -ne 0 ]; then
+			tail -20 "$VM_CACHE/dracut-build.log" >&2
+			vm_rm_tree "$d"
+			exec {lockfd}>&-
+			echo "building the dracut system failed (log: $VM_CACHE/dracut-build.log)" >&2
+			return 1
+		fi
+		echo "$((t1 - t0))" >"$d/.build-seconds"
+		touch "$d/.done"
+		mv -T "$d" "$VM_DRACUT"
+		vm_note "dracut system built in $((t1 - t0)) s, $(du -sm "$VM_DRACUT" | cut -f1) MiB"
+		find "$VM_CACHE" -maxdepth 1 -name 'dracut-*' -type d ! -name '*.tmp' -mtime +7 \
+			-exec rm -rf --one-file-system {} + 2>/dev/null
+	fi
+	touch "$VM_DRACUT"
+	exec {lockfd}>&-
+	[ -x "$VM_DRACUT/usr/bin/dracut" ]
+}
+
+vm_dracut_copy() {
+	cp -a --reflink=auto "$VM_DRACUT" "$1" && rm -f "$1/.done" "$1/.build-seconds"
+}
+
+# vm_dracut_prepare WORK: the dracut system's copy at WORK/root with
+# asyncprobe installed as README "Installing" says and the marker unit,
+# then, inside it, what a user of dracut types: the image without
+# asyncprobe (the control) and the one with its module:
+#   dracut --force /boot/initrd-dracut.img KVER
+#   dracut --force --add asyncprobe /boot/initrd-asyncprobe.img KVER
+# Gives WORK/boot/vmlinuz, WORK/boot/initrd-{dracut,asyncprobe}.img and the
+# root disk WORK/disk.img; dracut's output in WORK/dracut-*.out.  With
+# VM_DRACUT_KEEP_ROOT set the tree stays (for checks; remove it with
+# vm_rm_tree).  VM_DRACUT_INCLUDE: a directory copied into both images
+# (dracut --include DIR /, with readlink installed), for instrumentation;
+# VM_DRACUT_REPORT_EXTRA: a script the marker runs before its own report.  Returns 1 with a reason on stderr.
+vm_dracut_prepare() {
+	local w=$1 r=$1/root k=$VM_DEBIAN_KVER rc=0
+	mkdir -p "$w/boot"
+	vm_dracut_copy "$r" || { echo "copying the dracut system failed" >&2; return 1; }
+	vm_debian_asyncprobe_install "$r" "$w/build" ||
+		{ tail -5 "$w"/build/*.out >&2; echo "building asyncprobe failed" >&2; vm_rm_tree "$r"; return 1; }
+	cp "$r/boot/vmlinuz-$k" "$w/boot/vmlinuz" &&
+		vm_debian_install_marker "$r" || { vm_rm_tree "$r"; return 1; }
+	if [ -n "${VM_DRACUT_REPORT_EXTRA:-}" ]; then
+		install -m 0755 "$VM_DRACUT_REPORT_EXTRA" "$r/usr/lib/aptest/report-extra" &&
+			sed -i 's|^exec /usr/lib/aptest/rootfs-init.sh|/usr/lib/aptest/report-extra\n&|' \
+				"$r/usr/lib/aptest/report" || { vm_rm_tree "$r"; return 1; }
+	fi
+	vm_chroot_mount "$r" || { vm_rm_tree "$r"; return 1; }
+	# test instrumentation, the same in both images
+	local inc=()
+	if [ -n "${VM_DRACUT_INCLUDE:-}" ]; then
+		cp -a "$VM_DRACUT_INCLUDE" "$r/tmp/aptest-include" || rc=1
+		inc=(--include /tmp/aptest-include / --install "readlink ${VM_DRACUT_INSTALL:-}")
+	fi
+	[ $rc -eq 0 ] &&
+		vm_debian_chroot "$r" ldconfig &&
+		vm_debian_chroot "$r" dracut --force "${inc[@]}" /boot/initrd-dracut.img "$k" \
+			>"$w/dracut-control.out" 2>&1 &&
+		vm_debian_chroot "$r" dracut --force --add asyncprobe "${inc[@]}" /boot/initrd-asyncprobe.img "$k" \
+			>"$w/dracut-asyncprobe.out" 2>&1 || rc=1
+	vm_chroot_umount "$r" || rc=1
+	[ $rc -eq 0 ] &&
+		cp "$r/boot/initrd-dracut.img" "$r/boot/initrd-asyncprobe.img" "$w/boot/" &&
+		vm_debian_disk "$r" "$w/disk.img" || rc=1
+	[ -n "${VM_DRACUT_KEEP_ROOT:-}" ] || vm_rm_tree "$r"
+	[ $rc -eq 0 ] || echo "preparing the dracut system failed (logs in $w)" >&2
+	return $rc
+}
+
+# vm_twin_disks DIR: two 16 MiB disks without a partition table, each an
+# ext4 file system labelled aptest-twin (own UUIDs), DIR/twin-{a,b}.img,
+# and VM_DEV_ARGS extended with them: twin-a on the AHCI controller's third
+# port, twin-b on a virtio-blk controller of its own, so udev sees their
+# events from different drivers in an order that varies between boots.
+# Two devices claim /dev/disk/by-label/aptest-twin.
+VM_TWIN_LABEL=aptest-twin
+vm_twin_disks() {
+	local d=$1
+	vm_mkfs ext4 "$d/twin-a.img" 16 "$VM_TWIN_LABEL" 7a1e0001-0000-4000-8000-00000000000a &&
+		vm_mkfs ext4 "$d/twin-b.img" 16 "$VM_TWIN_LABEL" 7a1e0002-0000-4000-8000-00000000000b || return 1
+	VM_DEV_ARGS+=(-drive "if=none,id=d-twina,format=raw,snapshot=on,file=$d/twin-a.img"
+		-device "ide-hd,bus=ide.2,drive=d-twina,serial=AP-TWIN-A"
+		-drive "if=none,id=d-twinb,format=raw,snapshot=on,file=$d/twin-b.img"
+		-device "virtio-blk-pci,drive=d-twinb,serial=AP-TWIN-B")
+}
