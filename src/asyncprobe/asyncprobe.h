@@ -87,8 +87,11 @@ enum {
 
 /*
  * The settings of one run: main() (cli.c) parses the command line into
- * its own value, init adds the kernel command line's (init-bootparams.c),
- * and the engine keeps a copy (ap_engine_new()).  No global holds it.
+ * its own value and adds the kernel command line's (ap_config_apply_kernel()
+ * in cmdline.c; init through init-bootparams.c, which also reads the root
+ * path the image was made for), and the engine keeps a copy
+ * (ap_engine_new()).  No global holds it, and the engine reads no command
+ * line itself.
  */
 struct ap_config {
 	const char *dev_dir;            /* "/dev" */
@@ -114,6 +117,9 @@ struct ap_config {
 	bool progress;                  /* one-line progress display on a tty */
 	bool init_mode;                 /* --init or PID 1 */
 	const char *root_path;          /* --root-path: the root's by-path name, "none", NULL */
+	const char *root_path_source;   /* where root_path came from (the log), NULL: --root-path */
+	char *const *blacklist;         /* the kernel command line's modprobe.blacklist= names */
+	size_t n_blacklist;
 };
 
 void ap_config_defaults(struct ap_config *cfg);

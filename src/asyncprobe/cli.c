@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "asyncprobe.h"
+#include "cmdline.h"
 #include "coldplug.h"
 #include "engine.h"
 #include "init.h"
@@ -416,6 +417,8 @@ static int resolve_aliases(const struct ap_config *cfg, const char **aliases, si
 int main(int argc, char **argv)
 {
 	struct ap_config cfg;
+	struct ap_bootparams kernel = { .fastboot = -1 };
+	_cleanup_free_ char *cmdline = NULL;
 	struct ap_engine *e = NULL;
 	const char **resolve = NULL;
 	size_t n_resolve = 0;
@@ -463,15 +466,21 @@ int main(int argc, char **argv)
 		return AP_EXIT_CONFIG;
 	}
 
+	/* fastboot, modprobe.blacklist=, asyncprobe.root_path= (init: init-bootparams.c) */
+	if (ap_cmdline_read(&cmdline) == 0 && ap_bootparams_parse(cmdline, &kernel) == 0)
+		ap_config_apply_kernel(&cfg, &kernel);
+
 	ap_stop_catch();
 	r = ap_stop_engine_start(&e, &cfg);
 	if (r < 0) {
+		ap_bootparams_clear(&kernel);
 		ap_log_close();
 		return r == -ENOENT || r == -EINVAL ? AP_EXIT_CONFIG : AP_EXIT_SYSTEM;
 	}
 	r = ap_engine_finish(e);
 	ap_stop_set_target(NULL);
 	ap_engine_free(e);
+	ap_bootparams_clear(&kernel);
 	sig = ap_stop_signal();
 	if (sig && r != 128 + sig) {
 		/* it came after the engine's last look: the run was complete */

@@ -771,7 +771,11 @@ static int bootparam_cb(const char *key, const char *v, void *userdata)
 		else
 			p->verbose = b ? 2 : 0;
 	} else if (key_equal(key, "root_path")) {
-		/* the engine reads it (engine-root.c, root_first_setup()) */
+		/* the last one wins; a bare word or "none": no root first */
+		free(p->root_path);
+		p->root_path = strdup(v ? v : "");
+		if (!p->root_path)
+			return -ENOMEM;
 	} else {
 		p->n_invalid++;
 		log_warning("kernel command line: unknown option asyncprobe.%s, ignoring", key);
@@ -787,6 +791,7 @@ void ap_bootparams_clear(struct ap_bootparams *p)
 	free(p->rootfstype);
 	free(p->rootflags);
 	free(p->init);
+	free(p->root_path);
 	ap_strv_free(p->blacklist, p->n_blacklist);
 	ap_strv_free(p->modules, p->n_modules);
 	memset(p, 0, sizeof(*p));
@@ -813,4 +818,16 @@ int ap_bootparams_parse(const char *cmdline, struct ap_bootparams *ret)
 	}
 	*ret = p;
 	return 0;
+}
+
+void ap_config_apply_kernel(struct ap_config *cfg, const struct ap_bootparams *p)
+{
+	if (cfg->fastboot < 0)
+		cfg->fastboot = p->fastboot;
+	cfg->blacklist = p->blacklist;
+	cfg->n_blacklist = p->n_blacklist;
+	if (p->root_path) {
+		cfg->root_path = p->root_path;
+		cfg->root_path_source = "asyncprobe.root_path";
+	}
 }

@@ -131,6 +131,7 @@ struct ap_bootparams {
 	int verbose;               /* asyncprobe.verbose=N, asyncprobe.debug -> 2; -1 unset */
 	int shell;                 /* asyncprobe.shell=0/1, -1 unset */
 	int udev_rules;            /* asyncprobe.udev_rules=0/1, -1 unset */
+	char *root_path;           /* asyncprobe.root_path= (may be ""), NULL unset */
 
 	/* Words that were not understood; kept for the log ("ignoring ..."). */
 	unsigned int n_invalid;
@@ -145,6 +146,16 @@ struct ap_bootparams {
  */
 int ap_bootparams_parse(const char *cmdline, struct ap_bootparams *ret);
 void ap_bootparams_clear(struct ap_bootparams *p);
+
+struct ap_config;
+
+/*
+ * What the kernel command line @p says about a run, into @cfg: fastboot
+ * (where the command line of asyncprobe left it unset), modprobe.blacklist=
+ * and asyncprobe.root_path= (which wins over --root-path).  @cfg then
+ * points into @p, which must outlive the run.
+ */
+void ap_config_apply_kernel(struct ap_config *cfg, const struct ap_bootparams *p);
 
 /*
  * Parse a duration in seconds as the options take it: a non-negative

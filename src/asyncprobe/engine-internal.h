@@ -131,7 +131,6 @@ struct ap_engine {
 	struct ap_modules *mods;
 	struct ap_monitor *mon;
 	struct ap_links *links;
-	char *cmdline;
 
 	pthread_mutex_t out_lock;       /* -v link log and progress line */
 	size_t links_printed;           /* out_lock */

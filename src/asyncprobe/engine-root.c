@@ -13,7 +13,6 @@
 #include <stdio.h>
 
 #include "engine-internal.h"
-#include "cmdline.h"
 #include "coldplug.h"
 #include "identity.h"
 
@@ -32,37 +31,19 @@ static bool at_pci_address(const char *s)
 }
 
 /*
- * Root first: asyncprobe.root_path= on the kernel command line, else
- * --root-path, else in the initramfs AP_ROOT_PATH_FILE (what
- * asyncprobe-mkinitramfs recorded), names the root device's
- * /dev/disk/by-path link.  The PCI address in it (udev's by-path
- * names hold the storage controller's, the closest PCI device) picks the
- * controllers that come first in the order; "none" or nothing: none.
+ * Root first: the root device's /dev/disk/by-path name in the
+ * configuration (asyncprobe.root_path= on the kernel command line, else
+ * --root-path, else in the initramfs what asyncprobe-mkinitramfs recorded:
+ * ap_config_apply_kernel(), init-bootparams.c).  The PCI address in it
+ * (udev's by-path names hold the storage controller's, the closest PCI
+ * device) picks the controllers that come first in the order; "none" or
+ * nothing: none.
  */
-#define AP_ROOT_PATH_FILE "/etc/asyncprobe/root-path"
-
 void root_first_setup(struct ap_engine *e)
 {
-	_cleanup_free_ char *v = NULL, *line = NULL;
-	const char *name = e->cfg.root_path, *src = "--root-path", *p;
+	const char *name = e->cfg.root_path, *p;
+	const char *src = e->cfg.root_path_source ? e->cfg.root_path_source : "--root-path";
 
-	if (e->cmdline && ap_cmdline_get(e->cmdline, "asyncprobe.root_path", &v)) {
-		name = v ? v : "";
-		src = "asyncprobe.root_path";
-	} else if (!name && e->cfg.init_mode) {
-		/* what the image was made for (asyncprobe-mkinitramfs) */
-		FILE *f = fopen(AP_ROOT_PATH_FILE, "re");
-		size_t len = 0;
-
-		if (f) {
-			if (getline(&line, &len, f) > 0) {
-				line[strcspn(line, " \t\r\n")] = '\0';
-				name = line;
-				src = AP_ROOT_PATH_FILE;
-			}
-			fclose(f);
-		}
-	}
 	if (!name || !*name || strcmp(name, "none") == 0)
 		return;
 	if (strncmp(name, "/dev/", 5) == 0)

@@ -144,7 +144,6 @@
 #include <libudev.h>
 
 #include "engine-internal.h"
-#include "cmdline.h"
 #include "coldplug.h"
 #include "engine.h"
 #include "manifest.h"
@@ -201,16 +200,12 @@ int ap_engine_start(struct ap_engine **ret, const struct ap_config *cfg)
 int ap_engine_run(struct ap_engine *e)
 {
 	struct ap_node *disc;
-	char *bl = NULL;
+	size_t i;
 	int r;
 
 	e->t0 = ap_now_ns();
-	if (ap_cmdline_read(&e->cmdline) < 0)
-		e->cmdline = NULL;
-	if (e->cfg.fastboot < 0)
-		e->fastboot = e->cmdline && ap_cmdline_get(e->cmdline, "fastboot", NULL);
-	else
-		e->fastboot = e->cfg.fastboot > 0;
+	/* unset here: the kernel command line said nothing (ap_config_apply_kernel()) */
+	e->fastboot = e->cfg.fastboot > 0;
 	/*
 	 * Both modes run calls on worker threads, so the top level stays free
 	 * to abandon a hung one; sequentially on a single worker, one call at
@@ -245,10 +240,8 @@ int ap_engine_run(struct ap_engine *e)
 		if (r < 0)
 			log_warning("drivers cannot be loaded: built-in drivers only (see -b, --modules-dir)");
 		e->modules_on = r >= 0;
-		if (e->mods && e->cmdline && ap_cmdline_get(e->cmdline, "modprobe.blacklist", &bl) && bl) {
-			ap_modules_blacklist(e->mods, bl);
-			free(bl);
-		}
+		for (i = 0; e->mods && i < e->cfg.n_blacklist; i++)
+			ap_modules_blacklist(e->mods, e->cfg.blacklist[i]);
 	}
 	if (!e->cfg.no_links) {
 		e->links = ap_links_new(e->cfg.dev_dir, e->cfg.dry_run);
@@ -553,7 +546,6 @@ struct ap_engine *ap_engine_free(struct ap_engine *e)
 	ap_strv_free(e->bound, e->bound_size);      /* sparse: NULL where empty */
 	ap_modules_free(e->mods);
 	ap_links_free(e->links);
-	free(e->cmdline);
 	free(e->root_path);
 	pthread_cond_destroy(&e->cond);
 	pthread_mutex_destroy(&e->lock);

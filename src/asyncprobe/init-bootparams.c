@@ -62,14 +62,37 @@ void ap_init_load_cmdline_modules(const struct ap_config *cfg, const struct ap_b
 		ap_init_load_module(cfg, bp->modules[i], "the kernel command line", false, true);
 }
 
+/*
+ * The root's by-path name asyncprobe-mkinitramfs recorded in the image
+ * (--root-path), for root first when neither asyncprobe.root_path= nor
+ * --root-path names one.
+ */
+#define AP_ROOT_PATH_FILE "/etc/asyncprobe/root-path"
+
+static void root_path_of_image(struct ap_config *cfg)
+{
+	static char line[PATH_MAX];
+	FILE *f = fopen(AP_ROOT_PATH_FILE, "re");
+
+	if (!f)
+		return;
+	if (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, " \t\r\n")] = '\0';
+		cfg->root_path = line;
+		cfg->root_path_source = AP_ROOT_PATH_FILE;
+	}
+	fclose(f);
+}
+
 void ap_init_apply_bootparams(struct ap_config *cfg, const struct ap_bootparams *bp, bool outputs)
 {
 	static char trace[PATH_MAX], plot[PATH_MAX], json[PATH_MAX];
 	size_t i;
 
 	cfg->init_mode = true;
-	if (cfg->fastboot < 0)
-		cfg->fastboot = bp->fastboot;
+	ap_config_apply_kernel(cfg, bp);
+	if (!cfg->root_path)
+		root_path_of_image(cfg);
 	if (bp->timeout_ms >= 0)
 		cfg->device_timeout_ms = (unsigned int)bp->timeout_ms;
 	if (bp->threads >= 0 && cfg->max_threads == 0)
