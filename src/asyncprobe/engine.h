@@ -24,8 +24,9 @@ int ap_engine_new(struct ap_engine **ret, const struct ap_config *cfg);
  * scheduled; sequentially it returns when everything is done.  Returns 0
  * or -errno (and logs why; the caller still frees @e); -ENOENT means the
  * module tree given with -b/-S/--modules-dir is unusable (a configuration
- * error, AP_EXIT_CONFIG).  The kernel command line decides fastboot when
- * cfg->fastboot is -1, and modprobe.blacklist= applies.
+ * error, AP_EXIT_CONFIG).  The engine reads no command line: fastboot
+ * (-1: off), the blacklist and the root path come from @cfg, where the
+ * caller put the kernel command line's (ap_config_apply_kernel()).
  */
 int ap_engine_run(struct ap_engine *e);
 
