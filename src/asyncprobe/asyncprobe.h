@@ -6,7 +6,7 @@
  *   cli.c          main(), options, exit status
  *   log.c          logging to stderr or /dev/kmsg, progress line
  *   util.c         util.h: time, prefixes, string copies and arrays,
- *                  directories, peak RSS, output files
+ *                  writing a whole buffer, directories, peak RSS, output files
  *   utf8.c         utf8.h: the one UTF-8 decoder
  *   json.c         json.h: the JSON string writer (manifest, Chrome trace)
  *   discovery.c    coldplug.h: libudev enumeration, counting children,

@@ -89,31 +89,13 @@ struct ap_init_engine {
 
 /* ------------------------------------------------------------ the child */
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int send_msg(int fd, enum msg_type type, int value, const char *text, size_t len)
 {
 	struct msg m = { .type = type, .value = value, .len = (uint32_t)len };
-	int r = write_all(fd, &m, sizeof(m));
+	int r = ap_write_all(fd, &m, sizeof(m));
 
 	if (r == 0 && len)
-		r = write_all(fd, text, len);
+		r = ap_write_all(fd, text, len);
 	return r;
 }
 
@@ -475,7 +457,7 @@ void ap_init_engine_dump_state(struct ap_init_engine *ie, FILE *f)
 	{
 		struct msg req = { .type = MSG_DUMP };
 
-		if (write_all(ie->fd, &req, sizeof(req)) < 0) {
+		if (ap_write_all(ie->fd, &req, sizeof(req)) < 0) {
 			fprintf(f, "  (the probe process %d does not answer)\n", (int)ie->pid);
 			return;
 		}

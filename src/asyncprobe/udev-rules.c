@@ -394,22 +394,6 @@ out:
 	return r;
 }
 
-static int write_all(int fd, const char *s, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, s, n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		s += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* udev reads only files named *.rules */
 static bool rules_file_name(const char *path)
 {
@@ -452,7 +436,7 @@ int ap_udev_rules_write(const char *path, const struct ap_contest *v, size_t n,
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	r = write_all(fd, text, strlen(text));
+	r = ap_write_all(fd, text, strlen(text));
 	if (r == 0 && fchmod(fd, 0644) < 0)
 		r = -errno;
 	if (r == 0 && fsync(fd) < 0)

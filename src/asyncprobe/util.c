@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Small shared helpers (see util.h): monotonic time and milliseconds,
- * string prefixes, string copies and arrays, directories, peak RSS,
- * output files that report failed writes.
+ * string prefixes, string copies and arrays, writing a whole buffer,
+ * directories, peak RSS, output files that report failed writes.
  * Each job has one helper here instead of a copy per file.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -110,4 +112,27 @@ int ap_out_close(FILE *f)
 	if (f != stdout && fclose(f) != 0 && r == 0)
 		r = -errno;
 	return r;
+}
+
+int ap_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	bool sock = true;
+
+	while (len) {
+		ssize_t n = sock ? send(fd, p, len, MSG_NOSIGNAL) : write(fd, p, len);
+
+		if (n < 0 && sock && errno == ENOTSOCK) {
+			sock = false;
+			continue;
+		}
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
 }

@@ -34,6 +34,13 @@ bool ap_streq_ptr(const char *a, const char *b);
  */
 char *ap_strdup_or_null(const char *s, int *err);
 
+/*
+ * Write all @len bytes of @buf to @fd, again after EINTR and short
+ * writes; on a socket with MSG_NOSIGNAL (a peer gone is -EPIPE, not
+ * SIGPIPE).  0 or -errno.
+ */
+int ap_write_all(int fd, const void *buf, size_t len);
+
 /* Free the @n strings of @v (NULL entries allowed), then @v. */
 void ap_strv_free(char **v, size_t n);
 
