@@ -21,11 +21,11 @@ grep -E 'asyncprobe.*: module sym53c8xx (failed|.*install)' "$log" | vm_diag
 # One line each, naming the controller by its PCI address
 # (domain:bus:slot.function) right before the module.
 pci='[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]'
-lsi=$(grep -oE "asyncprobe(\[1\])?: (error: )?$pci: module sym53c8xx failed to load" "$log" | head -1 |
+lsi=$(grep -oE "asyncprobe(\[[0-9]+\])?: (error: )?$pci: module sym53c8xx failed to load" "$log" | head -1 |
 	grep -oE "$pci")
 [ -n "$lsi" ]
 vm_ok $? "the failed insertion is logged with the controller and the module (${lsi:-no line})"
-nvme=$(grep -oE "asyncprobe(\[1\])?: (notice: )?$pci: module nvme is blacklisted" "$log" | head -1 |
+nvme=$(grep -oE "asyncprobe(\[[0-9]+\])?: (notice: )?$pci: module nvme is blacklisted" "$log" | head -1 |
 	grep -oE "$pci")
 [ -n "$nvme" ] && [ "$nvme" != "$lsi" ]
 vm_ok $? "the blacklisted module is logged with the controller (${nvme:-no line}, not the LSI's ${lsi:-?})"
