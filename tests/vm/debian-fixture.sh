@@ -96,12 +96,59 @@ vm_debian_build() {
 	ls "$d"/boot/vmlinuz-* "$d"/boot/initrd.img-* >/dev/null
 }
 
-# Build (once per recipe) the fixture.  A lock keeps concurrent tests from
-# building it twice; the build goes to a temporary directory renamed at
-# the end, so an interrupted build leaves no half fixture (the next build
-# removes its remains).
+# vm_cache_tree VAR PREFIX KEY WHAT DETAIL BUILD: the cached tree
+# $VM_CACHE/PREFIX-$VM_DEBIAN_SUITE-KEY (its path in VAR), built once by
+# "BUILD DIR" (which makes DIR; output in $VM_CACHE/PREFIX-build.log).
+# A lock ($VM_CACHE/PREFIX.lock) keeps concurrent tests from building it
+# twice; the build goes to a temporary directory renamed at the end, so an
+# interrupted build leaves no half tree (the next build removes its
+# remains), and trees of other recipes nobody used for a week go.  WHAT
+# names it in messages, DETAIL says how it is built.
+vm_cache_tree() {
+	local var=$1 prefix=$2 key=$3 what=$4 detail=$5 build=$6 tree d t0 t1 rc lockfd
+	tree=$VM_CACHE/$prefix-$VM_DEBIAN_SUITE-$key
+	printf -v "$var" '%s' "$tree"
+	exec {lockfd}>"$VM_CACHE/$prefix.lock"
+	flock "$lockfd"
+	if [ ! -f "$tree/.done" ]; then
+		for d in "$VM_CACHE/$prefix"-*.tmp; do
+			[ -e "$d" ] || continue
+			vm_note "removing an unfinished $what $d"
+			vm_rm_tree "$d" || {
+				exec {lockfd}>&-
+				echo "cannot remove $d (still mounted?)" >&2
+				return 1
+			}
+		done
+		d=$tree.tmp
+		vm_note "building the $what in $tree ($detail)"
+		t0=$(date +%s)
+		"$build" "$d" >"$VM_CACHE/$prefix-build.log" 2>&1
+		rc=$?
+		t1=$(date +%s)
+		if [ $rc -ne 0 ]; then
+			tail -20 "$VM_CACHE/$prefix-build.log" >&2
+			vm_rm_tree "$d"
+			exec {lockfd}>&-
+			echo "building the $what failed (log: $VM_CACHE/$prefix-build.log)" >&2
+			return 1
+		fi
+		echo "$((t1 - t0))" >"$d/.build-seconds"
+		touch "$d/.done"
+		mv -T "$d" "$tree"
+		vm_note "$what built in $((t1 - t0)) s, $(du -sm "$tree" | cut -f1) MiB"
+		find "$VM_CACHE" -maxdepth 1 -name "$prefix-*" -type d ! -name '*.tmp' -mtime +7 \
+			-exec rm -rf --one-file-system {} + 2>/dev/null
+	fi
+	touch "$tree"
+	exec {lockfd}>&-
+}
+
+vm_debian_new() { mkdir -p "$1" && vm_debian_build "$1"; }
+
+# Build (once per recipe) the fixture: VM_DEBIAN, VM_DEBIAN_KVER.
 vm_debian_fixture() {
-	local key d t0 t1 rc
+	local key
 	command -v debootstrap >/dev/null || {
 		echo "debootstrap is not installed (tests/install-deps.sh)" >&2
 		return 1
@@ -109,43 +156,8 @@ vm_debian_fixture() {
 	[ "$(id -u)" -eq 0 ] || { echo "not root: debootstrap and chroot need root" >&2; return 1; }
 	key=$( (echo "$VM_DEBIAN_SUITE"; declare -p VM_DEBIAN_PACKAGES VM_DEBIAN_UUID VM_DEBIAN_MACHINE_ID;
 		declare -f vm_debian_build) | sha256sum | cut -c1-16)
-	VM_DEBIAN=$VM_CACHE/debian-$VM_DEBIAN_SUITE-$key
-	exec {lockfd}>"$VM_CACHE/debian.lock"
-	flock "$lockfd"
-	if [ ! -f "$VM_DEBIAN/.done" ]; then
-		for d in "$VM_CACHE"/debian-*.tmp; do
-			[ -e "$d" ] || continue
-			vm_note "removing an unfinished fixture $d"
-			vm_rm_tree "$d" || {
-				exec {lockfd}>&-
-				echo "cannot remove $d (still mounted?)" >&2
-				return 1
-			}
-		done
-		d=$VM_DEBIAN.tmp
-		mkdir -p "$d"
-		vm_note "building the Debian fixture in $VM_DEBIAN (debootstrap from $(vm_debian_mirror))"
-		t0=$(date +%s)
-		vm_debian_build "$d" >"$VM_CACHE/debian-build.log" 2>&1
-		rc=$?
-		t1=$(date +%s)
-		if [ $rc -ne 0 ]; then
-			tail -20 "$VM_CACHE/debian-build.log" >&2
-			vm_rm_tree "$d"
-			exec {lockfd}>&-
-			echo "building the Debian fixture failed (log: $VM_CACHE/debian-build.log)" >&2
-			return 1
-		fi
-		echo "$((t1 - t0))" >"$d/.build-seconds"
-		touch "$d/.done"
-		mv -T "$d" "$VM_DEBIAN"
-		vm_note "Debian fixture built in $((t1 - t0)) s, $(du -sm "$VM_DEBIAN" | cut -f1) MiB"
-		# Fixtures of other recipes nobody used for a week go.
-		find "$VM_CACHE" -maxdepth 1 -name 'debian-*' -type d ! -name '*.tmp' -mtime +7 \
-			-exec rm -rf --one-file-system {} + 2>/dev/null
-	fi
-	touch "$VM_DEBIAN"
-	exec {lockfd}>&-
+	vm_cache_tree VM_DEBIAN debian "$key" "Debian fixture" "debootstrap from $(vm_debian_mirror)" \
+		vm_debian_new || return 1
 	VM_DEBIAN_KVER=$(cd "$VM_DEBIAN/boot" && ls vmlinuz-* | sed 's/^vmlinuz-//' | sort -V | tail -1)
 	[ -n "$VM_DEBIAN_KVER" ] && [ -d "$VM_DEBIAN/lib/modules/$VM_DEBIAN_KVER" ]
 }
@@ -378,45 +390,14 @@ vm_dracut_build() {
 		grep -qx 'Status: install ok installed'
 }
 
+vm_dracut_new() { vm_debian_copy "$1" && vm_dracut_build "$1"; }
+
 vm_dracut_fixture() {
-	local key d t0 t1 rc lockfd
+	local key
 	vm_debian_fixture || return 1
 	key=$( (basename "$VM_DEBIAN"; declare -f vm_dracut_build) | sha256sum | cut -c1-16)
-	VM_DRACUT=$VM_CACHE/dracut-$VM_DEBIAN_SUITE-$key
-	exec {lockfd}>"$VM_CACHE/dracut.lock"
-	flock "$lockfd"
-	if [ ! -f "$VM_DRACUT/.done" ]; then
-		for d in "$VM_CACHE"/dracut-*.tmp; do
-			[ -e "$d" ] || continue
-			vm_note "removing an unfinished dracut system $d"
-			vm_rm_tree "$d" || {
-				exec {lockfd}>&-
-				echo "cannot remove $d (still mounted?)" >&2
-				return 1
-			}
-		done
-		d=$VM_DRACUT.tmp
-		vm_note "building the dracut system in $VM_DRACUT (apt-get install dracut in a copy of $VM_DEBIAN)"
-		t0=$(date +%s)
-		vm_debian_copy "$d" && vm_dracut_build "$d" >"$VM_CACHE/dracut-build.log" 2>&1
-		rc=$?
-		t1=$(date +%s)
-		if [ $rc -ne 0 ]; then
-			tail -20 "$VM_CACHE/dracut-build.log" >&2
-			vm_rm_tree "$d"
-			exec {lockfd}>&-
-			echo "building the dracut system failed (log: $VM_CACHE/dracut-build.log)" >&2
-			return 1
-		fi
-		echo "$((t1 - t0))" >"$d/.build-seconds"
-		touch "$d/.done"
-		mv -T "$d" "$VM_DRACUT"
-		vm_note "dracut system built in $((t1 - t0)) s, $(du -sm "$VM_DRACUT" | cut -f1) MiB"
-		find "$VM_CACHE" -maxdepth 1 -name 'dracut-*' -type d ! -name '*.tmp' -mtime +7 \
-			-exec rm -rf --one-file-system {} + 2>/dev/null
-	fi
-	touch "$VM_DRACUT"
-	exec {lockfd}>&-
+	vm_cache_tree VM_DRACUT dracut "$key" "dracut system" \
+		"apt-get install dracut in a copy of $VM_DEBIAN" vm_dracut_new || return 1
 	[ -x "$VM_DRACUT/usr/bin/dracut" ]
 }
 

@@ -58,45 +58,14 @@ vm_lvm_build() {
 		[ -e "$d/usr/share/initramfs-tools/hooks/lvm2" ] && [ -e "$d/lib/udev/rules.d/69-lvm.rules" ]
 }
 
+vm_lvm_new() { vm_debian_copy "$1" && vm_lvm_build "$1"; }
+
 vm_lvm_fixture() {
-	local key d t0 t1 rc lockfd
+	local key
 	vm_debian_fixture || return 1
 	key=$( (basename "$VM_DEBIAN"; declare -f vm_lvm_build) | sha256sum | cut -c1-16)
-	VM_DEBIAN_LVM=$VM_CACHE/lvm-$VM_DEBIAN_SUITE-$key
-	exec {lockfd}>"$VM_CACHE/lvm.lock"
-	flock "$lockfd"
-	if [ ! -f "$VM_DEBIAN_LVM/.done" ]; then
-		for d in "$VM_CACHE"/lvm-*.tmp; do
-			[ -e "$d" ] || continue
-			vm_note "removing an unfinished lvm2 system $d"
-			vm_rm_tree "$d" || {
-				exec {lockfd}>&-
-				echo "cannot remove $d (still mounted?)" >&2
-				return 1
-			}
-		done
-		d=$VM_DEBIAN_LVM.tmp
-		vm_note "building the lvm2 system in $VM_DEBIAN_LVM (apt-get install lvm2 in a copy of $VM_DEBIAN)"
-		t0=$(date +%s)
-		vm_debian_copy "$d" && vm_lvm_build "$d" >"$VM_CACHE/lvm-build.log" 2>&1
-		rc=$?
-		t1=$(date +%s)
-		if [ $rc -ne 0 ]; then
-			tail -20 "$VM_CACHE/lvm-build.log" >&2
-			vm_rm_tree "$d"
-			exec {lockfd}>&-
-			echo "building the lvm2 system failed (log: $VM_CACHE/lvm-build.log)" >&2
-			return 1
-		fi
-		echo "$((t1 - t0))" >"$d/.build-seconds"
-		touch "$d/.done"
-		mv -T "$d" "$VM_DEBIAN_LVM"
-		vm_note "lvm2 system built in $((t1 - t0)) s, $(du -sm "$VM_DEBIAN_LVM" | cut -f1) MiB"
-		find "$VM_CACHE" -maxdepth 1 -name 'lvm-*' -type d ! -name '*.tmp' -mtime +7 \
-			-exec rm -rf --one-file-system {} + 2>/dev/null
-	fi
-	touch "$VM_DEBIAN_LVM"
-	exec {lockfd}>&-
+	vm_cache_tree VM_DEBIAN_LVM lvm "$key" "lvm2 system" \
+		"apt-get install lvm2 in a copy of $VM_DEBIAN" vm_lvm_new || return 1
 	[ -x "$VM_DEBIAN_LVM/usr/sbin/lvm" ]
 }
 
