@@ -742,6 +742,12 @@ static int bootparam_cb(const char *key, const char *v, void *userdata)
 			invalid(p, "asyncprobe.udev_rules", v, "expected 0 or 1");
 		else
 			p->udev_rules = b;
+	} else if (key_equal(key, "wait_all")) {
+		b = parse_bool(v);
+		if (b < 0)
+			invalid(p, "asyncprobe.wait_all", v, "expected 0 or 1");
+		else
+			p->wait_all = b;
 	} else if (key_equal(key, "timeout")) {
 		if (ap_parse_seconds_ms(v, &ms) < 0 || ms > INT32_MAX)
 			invalid(p, "asyncprobe.timeout", v, "expected seconds");
@@ -808,6 +814,7 @@ int ap_bootparams_parse(const char *cmdline, struct ap_bootparams *ret)
 		.verbose = -1,
 		.shell = -1,
 		.udev_rules = -1,
+		.wait_all = -1,
 	};
 	int r;
 

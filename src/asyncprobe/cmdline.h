@@ -131,6 +131,8 @@ struct ap_bootparams {
 	int verbose;               /* asyncprobe.verbose=N, asyncprobe.debug -> 2; -1 unset */
 	int shell;                 /* asyncprobe.shell=0/1, -1 unset */
 	int udev_rules;            /* asyncprobe.udev_rules=0/1, -1 unset */
+	int wait_all;              /* asyncprobe.wait_all=0/1, -1 unset: /init waits
+				    * for the whole run, not only the root */
 	char *root_path;           /* asyncprobe.root_path= (may be ""), NULL unset */
 
 	/* Words that were not understood; kept for the log ("ignoring ..."). */

@@ -5,12 +5,14 @@
  * asyncprobe win; the run directory where init's outputs go; and the module
  * tree init loads from (the modules the command line asks for, file
  * system drivers), opened through modules.c with the settings the engine
- * uses (-b, -S, --modules-dir, -C, libkmod's messages in asyncprobe's log).
+ * uses (-b, -S, --modules-dir, -C, libkmod's messages in asyncprobe's log);
+ * init.log, the timing lines PID 1 and the probe process append there.
  * Theory of operation: init.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,6 +28,23 @@ const char *ap_init_run_dir(void)
 	const char *d = getenv("ASYNCPROBE_RUNDIR");
 
 	return d && *d ? d : "/run/asyncprobe";
+}
+
+void ap_init_timing(const char *fmt, ...)
+{
+	char path[PATH_MAX];
+	va_list ap;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/init.log", ap_init_run_dir());
+	f = fopen(path, "ae");
+	if (!f)
+		return;
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fputc('\n', f);
+	fclose(f);
 }
 
 void ap_init_load_module(const struct ap_config *cfg, const char *name, const char *who, bool quiet_missing, bool device)

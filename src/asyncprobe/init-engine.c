@@ -22,18 +22,27 @@
  *                   it has none: PID 1 then probes itself)
  *   STARTED value   ap_engine_start()'s result (0 or -errno)
  *   FINISHED value  ap_engine_finish()'s exit status: every call published
- *                   or abandoned, outputs written
+ *                   or abandoned, outputs written; its text, 8 bytes: when
+ *                   (ms since boot, for init.log's probe_finished_ms)
  *   DUMP len text   ap_engine_dump_state(), answering a DUMP request
- * and one request, parent to child: DUMP (served once the run is
- * finished).  The child exits when the parent closes its end, which
- * exec does (close-on-exec); a child with a thread stuck in the kernel
- * stays behind until the kernel lets it go, and the real init reaps it.
+ * and two requests, parent to child: DUMP (served once the run is
+ * finished) and HANDOVER: PID 1 starts the root's init before the run is
+ * over (asyncprobe.wait_all=0, the default).  The child then owns the
+ * end of the boot's run: it puts the kernel log's rate limit back, appends
+ * probe_finished_ms and probe_status to init.log, has an already running
+ * udevd apply the claims rules (ap_udev_rules_retrigger()) and deletes the
+ * initramfs, which PID 1 left alone because the child still loads modules
+ * from it (its "/" is the same RAM file system).  The child exits when the
+ * parent closes its end, which exec does (close-on-exec); a child with a
+ * thread stuck in the kernel stays behind until the kernel lets it go,
+ * and the real init reaps it.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -44,12 +53,14 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "asyncprobe.h"
 #include "engine.h"
 #include "init-internal.h"
+#include "names.h"
 #include "stop.h"
 
 enum msg_type {
@@ -57,6 +68,7 @@ enum msg_type {
 	MSG_STARTED = 1,
 	MSG_FINISHED = 2,
 	MSG_DUMP = 3,
+	MSG_HANDOVER = 4,
 };
 
 struct msg {
@@ -83,6 +95,7 @@ struct ap_init_engine {
 	int start_error;        /* its value when negative */
 	bool finished;          /* FINISHED received, or the child is gone */
 	int status;             /* FINISHED's value */
+	uint64_t finished_ms;   /* and its time */
 	char *dump;             /* the last DUMP received */
 	bool dump_ready;
 };
@@ -130,11 +143,45 @@ static int own_mount_namespace(void)
 	return 0;
 }
 
+/*
+ * The end of the boot's run after PID 1 handed over (see the top of this
+ * file).  "/" here is still the initramfs: delete it as switch_root
+ * would have, never crossing into a mount (/dev, /run, ... are mounts).
+ */
+static void child_end_of_boot(const struct ap_config *cfg, int status, uint64_t finished_ms)
+{
+	struct statfs sfs;
+	int root, r;
+
+	ap_init_kmsg_limit_again();
+	ap_init_timing("probe_finished_ms=%llu\nprobe_status=%d", (unsigned long long)finished_ms,
+		       status);
+	if (!cfg->no_links && !cfg->dry_run) {
+		r = ap_udev_rules_retrigger(cfg->udev_rules, "/sys", AP_UDEVD_CONTROL);
+		if (r < 0)
+			log_warning("the running udevd may not apply the claims rules: %s",
+				    strerror(-r));
+	}
+	root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return;
+	if (fstatfs(root, &sfs) == 0 &&
+	    ((unsigned long)sfs.f_type == RAMFS_MAGIC || (unsigned long)sfs.f_type == TMPFS_MAGIC) &&
+	    access("/init", F_OK) == 0) {
+		r = ap_init_remove_tree(root);
+		if (r)
+			log_warning("%d entries of the initramfs could not be removed", r);
+	}
+	close(root);
+}
+
 static void __attribute__((noreturn)) child_main(const struct ap_config *cfg, int fd)
 {
 	static const int fatal[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
 	struct ap_engine *e = NULL;
 	struct msg req;
+	bool handover = false;
+	uint64_t finished_ms;
 	size_t i;
 	int r, status;
 
@@ -149,7 +196,8 @@ static void __attribute__((noreturn)) child_main(const struct ap_config *cfg, in
 	if (r < 0)
 		_exit(r == -ENOENT ? AP_EXIT_CONFIG : AP_EXIT_SYSTEM);
 	status = ap_engine_finish(e);
-	send_msg(fd, MSG_FINISHED, status, NULL, 0);
+	finished_ms = ap_now_ns() / 1000000ULL;
+	send_msg(fd, MSG_FINISHED, status, (const char *)&finished_ms, sizeof(finished_ms));
 
 	/* Requests until PID 1 closes its end (it started init, or gave up). */
 	for (;;) {
@@ -161,7 +209,11 @@ static void __attribute__((noreturn)) child_main(const struct ap_config *cfg, in
 			break;
 		if (req.type == MSG_DUMP)
 			send_dump(fd, e);
+		else if (req.type == MSG_HANDOVER)
+			handover = true;
 	}
+	if (handover)
+		child_end_of_boot(cfg, status, finished_ms);
 	/* abandoned calls may still run: ap_engine_free() leaves what they use */
 	ap_engine_free(e);
 	_exit(status);
@@ -209,6 +261,10 @@ static void pump(struct ap_init_engine *ie, unsigned int timeout_ms)
 			}
 			break;
 		case MSG_FINISHED:
+			if (m.len != sizeof(ie->finished_ms) ||
+			    recv(ie->fd, &ie->finished_ms, sizeof(ie->finished_ms), MSG_WAITALL) !=
+			    (ssize_t)sizeof(ie->finished_ms))
+				goto gone;
 			ie->finished = true;
 			ie->status = m.value;
 			break;
@@ -468,6 +524,38 @@ void ap_init_engine_dump_state(struct ap_init_engine *ie, FILE *f)
 		fputs(ie->dump, f);
 	else
 		fprintf(f, "  (the probe process %d does not answer)\n", (int)ie->pid);
+}
+
+uint64_t ap_init_engine_finished_ms(const struct ap_init_engine *ie)
+{
+	return ie && ie->child && ie->finished_ms ? ie->finished_ms : ap_now_ns() / 1000000ULL;
+}
+
+bool ap_init_engine_in_child(const struct ap_init_engine *ie)
+{
+	return ie && ie->child;
+}
+
+bool ap_init_engine_finished(struct ap_init_engine *ie)
+{
+	/* in this process, only after ap_init_engine_finish() */
+	if (!ie || !ie->child)
+		return true;
+	pump(ie, 0);
+	return ie->finished;
+}
+
+bool ap_init_engine_handover(struct ap_init_engine *ie)
+{
+	struct msg req = { .type = MSG_HANDOVER };
+
+	if (!ie || !ie->child || ie->fd < 0)
+		return false;
+	if (ap_write_all(ie->fd, &req, sizeof(req)) < 0)
+		return false;
+	log_notice("starting the root's init while probe process %d goes on; it makes the "
+		   "remaining links and deletes the initramfs when it is done", (int)ie->pid);
+	return true;
 }
 
 struct ap_init_engine *ap_init_engine_free(struct ap_init_engine *ie)

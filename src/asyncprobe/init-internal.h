@@ -61,6 +61,26 @@ int ap_init_engine_start_error(const struct ap_init_engine *ie);
 /* ap_engine_dump_state(), from the child when it runs there. */
 void ap_init_engine_dump_state(struct ap_init_engine *ie, FILE *f);
 
+/*
+ * When the run finished, in ms since boot (after ap_init_engine_finish(),
+ * or once ap_init_engine_finished() said so): the child's own time, or now.
+ */
+uint64_t ap_init_engine_finished_ms(const struct ap_init_engine *ie);
+
+/* Does the run go on in a child process (not in this one)? */
+bool ap_init_engine_in_child(const struct ap_init_engine *ie);
+
+/* Is the run over: every call published or abandoned (or no run)? */
+bool ap_init_engine_finished(struct ap_init_engine *ie);
+
+/*
+ * PID 1 switched root while the child's run goes on: tell the child that
+ * it now owns the end of the boot's run (see init-engine.c), deleting the
+ * initramfs included, which PID 1 left alone.  False when the child cannot
+ * be told (gone): then nobody deletes the initramfs.
+ */
+bool ap_init_engine_handover(struct ap_init_engine *ie);
+
 /* Free; a child is told to exit (when done) and never waited for. */
 struct ap_init_engine *ap_init_engine_free(struct ap_init_engine *ie);
 
@@ -68,6 +88,13 @@ struct ap_init_engine *ap_init_engine_free(struct ap_init_engine *ie);
 
 /* Where init writes its outputs: $ASYNCPROBE_RUNDIR, else /run/asyncprobe. */
 const char *ap_init_run_dir(void);
+
+/*
+ * Append a line of key=value timing to init.log in the run directory
+ * (milliseconds since boot; see asyncprobe-cmdline(7)).  Errors are
+ * ignored: the boot goes on without its timing.
+ */
+void ap_init_timing(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Read and parse the kernel command line into @bp (logged).  0 or -errno. */
 int ap_init_load_bootparams(struct ap_bootparams *bp);
@@ -154,11 +181,11 @@ int ap_init_mount_root(const struct ap_config *cfg, const struct ap_bootparams *
 /* ------------------------------------------------------ init-switch.c */
 
 /*
- * Move the API mounts into @newroot, make it / and delete the initramfs.
- * On failure before the root moved, nothing is lost: the caller can still
- * use the initramfs.
+ * Move the API mounts into @newroot, make it / and, with @remove_old,
+ * delete the initramfs.  On failure before the root moved, nothing is
+ * lost: the caller can still use the initramfs.
  */
-int ap_init_switch_root(const char *newroot);
+int ap_init_switch_root(const char *newroot, bool remove_old);
 
 /* argv for @init: the words the kernel passed to /init that are not options. */
 char **ap_init_argv(const char *init, int argc, char **argv);

@@ -160,7 +160,7 @@ int ap_init_find_init(const char *root, const char *requested, char **ret)
  * On failure before the root moved, nothing is lost: the caller can still
  * use the initramfs.
  */
-int ap_init_switch_root(const char *newroot)
+int ap_init_switch_root(const char *newroot, bool remove_old)
 {
 	static const char *const moves[] = { "/dev", "/proc", "/sys", "/run" };
 	struct statfs sfs;
@@ -204,7 +204,9 @@ int ap_init_switch_root(const char *newroot)
 		return r;
 	}
 
-	if (fstatfs(oldroot, &sfs) == 0 &&
+	if (!remove_old) {
+		/* the probe process deletes it when it is done */
+	} else if (fstatfs(oldroot, &sfs) == 0 &&
 	    (sfs.f_type == RAMFS_MAGIC || sfs.f_type == TMPFS_MAGIC)) {
 		pid_t pid = fork();
 

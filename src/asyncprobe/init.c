@@ -12,9 +12,15 @@
  * for all of it.  So /init waits for one thing only, the root device named
  * by root=: the engine runs, PID 1 waits for the root's path below /dev,
  * mounts the root file system at /newroot as soon as the path exists, and
- * only then waits for the rest of the run.  The run's manifest, trace and
- * plot go to /run/asyncprobe/, and /run travels into the new root with
- * /dev, /proc and /sys.
+ * starts the root's init.  The root's link exists only once every device
+ * before it in the publication order has published or been abandoned, so
+ * what the real system finds at that moment is what a sequential run
+ * would have made by then.  The rest of the run goes on in the probe
+ * process (below), which makes the remaining links in the real /dev and
+ * ends the boot's run: see init-engine.c.  asyncprobe.wait_all=1, and
+ * every failure that ends in the rescue shell, wait for the whole run
+ * instead.  The run's manifest, trace and plot go to /run/asyncprobe/, and
+ * /run travels into the new root with /dev, /proc and /sys.
  *
  * PID 1 never blocks on device I/O.  A thread that reads a disk which
  * stops answering (blkid, opening it, some sysfs files) sleeps in the
@@ -26,13 +32,12 @@
  * udev claims rules) is in the real system.  PID 1 hears from it over a
  * socket pair (started, finished with the exit status, a state dump for
  * the diagnosis), looks for the root's link itself with stat(), which
- * reads no disk, and proceeds to switch root when the child says it has
- * finished: every call published or abandoned.  It never waits for the
- * child to exit; one with a thread stuck in the kernel stays behind, and
- * the real init reaps it.  A run that neither finishes nor makes a link
- * for 30 s plus three device timeouts is left behind too (logged).  The
- * root's own file system probe and mount() are PID 1's: without its root
- * there is nothing to start anyway.
+ * reads no disk.  It never waits for the child to exit; one with a thread
+ * stuck in the kernel stays behind, and the real init reaps it.  Waiting
+ * for the whole run (asyncprobe.wait_all=1), a run that neither finishes
+ * nor makes a link for 30 s plus three device timeouts is left behind too
+ * (logged).  The root's own file system probe and mount() are PID 1's:
+ * without its root there is nothing to start anyway.
  *
  * Switching root is what switch_root(8) does, in this order: move the API
  * mounts below /newroot; chdir there; keep a descriptor on the old root;
@@ -40,7 +45,9 @@
  * tmpfs (an initramfs, which nobody can unmount), delete its contents in a
  * child process, never crossing into another mount.  The init to exec is
  * looked up inside the new root before anything is moved, so a root
- * without an init leaves the initramfs intact for the rescue shell.
+ * without an init leaves the initramfs intact for the rescue shell.  When
+ * the probe process still runs, PID 1 leaves the initramfs to it: the
+ * child still loads modules from there, and deletes it when it is done.
  *
  * PID 1 must never exit: the kernel panics when it does.  Every failure
  * ends in ap_init_rescue() (init-rescue.c): a diagnosis on the console
@@ -70,24 +77,6 @@
 
 extern char **environ;
 
-static void write_timing(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void write_timing(const char *fmt, ...)
-{
-	char path[PATH_MAX];
-	va_list ap;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/init.log", ap_init_run_dir());
-	f = fopen(path, "ae");
-	if (!f)
-		return;
-	va_start(ap, fmt);
-	vfprintf(f, fmt, ap);
-	va_end(ap);
-	fputc('\n', f);
-	fclose(f);
-}
-
 /* One try at booting; returns (with the reason in *why) only when it failed. */
 static void boot_attempt(struct ap_config *cfg, struct ap_bootparams *bp, int argc, char **argv,
 			 char **why)
@@ -96,6 +85,7 @@ static void boot_attempt(struct ap_config *cfg, struct ap_bootparams *bp, int ar
 	struct ap_init_engine *e = NULL;
 	uint64_t t0 = ap_now_ns();
 	unsigned int root_ms;
+	bool going_on, handed_over;
 	char **iv;
 	int r, status;
 
@@ -153,51 +143,66 @@ static void boot_attempt(struct ap_config *cfg, struct ap_bootparams *bp, int ar
 	}
 	log_notice("root device %s appeared after %u ms; mounting it while probing goes on",
 		   node, root_ms);
-	write_timing("root_device=%s\nroot_found_ms=%llu", node,
+	ap_init_timing("root_device=%s\nroot_found_ms=%llu", node,
 		     (unsigned long long)(ap_now_ns() / 1000000ULL));
 
 	r = ap_init_mount_root(cfg, bp, node, NEWROOT, &fstype, why);
 	if (r == 0)
-		write_timing("root_mounted_ms=%llu\nroot_fstype=%s",
+		ap_init_timing("root_mounted_ms=%llu\nroot_fstype=%s",
 			     (unsigned long long)(ap_now_ns() / 1000000ULL), fstype ? fstype : "?");
 
-	status = ap_init_engine_finish(e);
-	write_timing("probe_finished_ms=%llu\nprobe_status=%d",
-		     (unsigned long long)(ap_now_ns() / 1000000ULL), status);
+	if (r == 0) {
+		r = ap_init_find_init(NEWROOT, bp->init, &init);
+		if (r < 0) {
+			if (asprintf(why, "no init in the root file system on %s: %s%s%s/sbin/init, "
+				     "/etc/init, /bin/init and /bin/sh are missing or not executable",
+				     node, bp->init ? "init=" : "", bp->init ? bp->init : "",
+				     bp->init ? ", " : "") < 0)
+				*why = NULL;
+			umount2(NEWROOT, MNT_DETACH);
+		}
+	}
+	/*
+	 * The rescue shell wants the whole run; so does asyncprobe.wait_all=1.
+	 * Else a run still going on finishes after the switch, and the probe
+	 * process writes its probe_finished_ms.
+	 */
+	if (r < 0 || bp->wait_all == 1 || !ap_init_engine_in_child(e))
+		ap_init_engine_finish(e);
+	going_on = !ap_init_engine_finished(e);
+	if (!going_on) {
+		status = ap_init_engine_finish(e);
+		ap_init_timing("probe_finished_ms=%llu\nprobe_status=%d",
+			       (unsigned long long)ap_init_engine_finished_ms(e), status);
+	}
 	if (r < 0) {
 		ap_init_diagnose(cfg, bp, e, relpath, *why ? *why : "cannot mount the root");
 		ap_init_engine_free(e);
 		return;
 	}
-
-	r = ap_init_find_init(NEWROOT, bp->init, &init);
-	if (r < 0) {
-		if (asprintf(why, "no init in the root file system on %s: %s%s%s/sbin/init, "
-			     "/etc/init, /bin/init and /bin/sh are missing or not executable",
-			     node, bp->init ? "init=" : "", bp->init ? bp->init : "",
-			     bp->init ? ", " : "") < 0)
-			*why = NULL;
-		ap_init_diagnose(cfg, bp, e, relpath, *why ? *why : "no init");
-		ap_init_engine_free(e);
-		umount2(NEWROOT, MNT_DETACH);
-		return;
-	}
-	ap_init_engine_free(e);
-	e = NULL;
 	ap_init_modules_close();
 
-	write_timing("switch_root_ms=%llu\ninit=%s", (unsigned long long)(ap_now_ns() / 1000000ULL),
-		     init);
-	r = ap_init_switch_root(NEWROOT);
+	ap_init_timing("switch_root_ms=%llu\ninit=%s", (unsigned long long)(ap_now_ns() / 1000000ULL),
+		       init);
+	/* a probe process still running loads modules from the initramfs */
+	r = ap_init_switch_root(NEWROOT, !going_on);
 	if (r < 0) {
 		if (asprintf(why, "switching to the root file system: %s", strerror(-r)) < 0)
 			*why = NULL;
-		ap_init_diagnose(cfg, bp, NULL, relpath, *why ? *why : "switch root");
+		ap_init_diagnose(cfg, bp, e, relpath, *why ? *why : "switch root");
+		ap_init_engine_free(e);
 		return;
 	}
+	handed_over = going_on && ap_init_engine_handover(e);
+	if (going_on && !handed_over)
+		log_warning("the probe process did not take over the end of the run: the initramfs "
+			    "stays in memory");
+	ap_init_engine_free(e);
+	e = NULL;
 	log_notice("starting %s", init);
 	ap_log_close();
-	ap_init_kmsg_limit_again();
+	if (!handed_over)
+		ap_init_kmsg_limit_again();     /* else the probe process does */
 	iv = ap_init_argv(init, argc, argv);
 	if (iv)
 		execve(init, iv, environ);
@@ -239,7 +244,7 @@ static void __attribute__((noreturn)) init_pid1(struct ap_config *cfg, int argc,
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		log_warning("mkdir %s: %m", dir);
 	ap_init_apply_bootparams(cfg, &bp, true);
-	write_timing("init_start_ms=%llu", (unsigned long long)(ap_now_ns() / 1000000ULL));
+	ap_init_timing("init_start_ms=%llu", (unsigned long long)(ap_now_ns() / 1000000ULL));
 	ap_init_load_cmdline_modules(cfg, &bp);
 
 	for (;;) {

@@ -169,4 +169,17 @@ int ap_udev_rules_check(const char *path);
  */
 int ap_udev_rules_finish(struct ap_links *l, const struct ap_config *cfg);
 
+/*
+ * After a run that outlived /init's hand-over to the real system: when a
+ * udevd already runs (its control socket @control exists), it read its rules before
+ * the file of @path (NULL: the default) was there.  Wait until udevd will
+ * look at its rules directories again, then send a "change" event (below
+ * @sysfs) to every device the file names, so the links they contest go
+ * where asyncprobe put them.  Returns the number of events sent (0: no
+ * file, or no udevd yet, which then reads the file when it starts), or
+ * -errno.
+ */
+int ap_udev_rules_retrigger(const char *path, const char *sysfs, const char *control);
+#define AP_UDEVD_CONTROL "/run/udev/control"
+
 #endif

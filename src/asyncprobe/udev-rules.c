@@ -24,6 +24,18 @@
  * sda for another: possible when a partition takes a name from its disk)
  * cannot be expressed; it is logged and left to udev.
  *
+ * When /init hands over to the real system before the run is over
+ * (asyncprobe.wait_all=0), the real root's udevd may have started, read
+ * its rules and handled the contested devices before the file existed.
+ * udevd 252 looks at the time stamps of its rules directories when it
+ * takes new events, at most every 3 s, and reloads when they changed; a
+ * udevd started later reads the file anyway (with systemd the control
+ * socket exists before udevd reads its rules, so a missing socket means
+ * the rules are still to be read).  So ap_udev_rules_retrigger() waits
+ * until 3 s have passed since the file was written and then sends a
+ * "change" event to every device the file names: whenever udevd last
+ * looked, it looks again for these events and applies the priorities.
+ *
  * The name, 97-asyncprobe-claims.rules: udev reads the rules files of
  * /etc, /run and /usr/lib udev/rules.d in the order of their names, and a
  * later OPTIONS+="link_priority=" replaces an earlier one.  97 comes after
@@ -45,11 +57,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "asyncprobe.h"
@@ -540,4 +554,81 @@ int ap_udev_rules_finish(struct ap_links *l, const struct ap_config *cfg)
 	if (r > 0)
 		log_info("udev rules %s keep %d contested link%s", path, r, r == 1 ? "" : "s");
 	return 0;
+}
+
+/* udevd looks at its rules directories at most this often (udevd.c). */
+#define UDEVD_RULES_CHECK_MS 3000U
+
+int ap_udev_rules_retrigger(const char *path, const char *sysfs, const char *control)
+{
+	_cleanup_free_ char *file = NULL, *line = NULL;
+	size_t size = 0;
+	struct stat st;
+	uint64_t written_ms, now_ms;
+	struct timespec ts;
+	int sent = 0;
+	FILE *f;
+
+	if (path && strcmp(path, "none") == 0)
+		return 0;
+	if (!path || (stat(path, &st) == 0 && S_ISDIR(st.st_mode))) {
+		if (asprintf(&file, "%s/%s", path ? path : AP_UDEV_RULES_DIR, AP_UDEV_RULES_NAME) < 0)
+			return -ENOMEM;
+	} else {
+		file = strdup(path);
+		if (!file)
+			return -ENOMEM;
+	}
+	if (access(control, F_OK) < 0)
+		return 0;       /* no udevd yet: it reads the file when it starts */
+	f = fopen(file, "re");
+	if (!f)
+		return errno == ENOENT ? 0 : -errno;
+	if (fstat(fileno(f), &st) < 0 || clock_gettime(CLOCK_REALTIME, &ts) < 0) {
+		fclose(f);
+		return -errno;
+	}
+	written_ms = (uint64_t)st.st_mtim.tv_sec * 1000U + (uint64_t)st.st_mtim.tv_nsec / 1000000U;
+	now_ms = (uint64_t)ts.tv_sec * 1000U + (uint64_t)ts.tv_nsec / 1000000U;
+	if (now_ms < written_ms + UDEVD_RULES_CHECK_MS + 100U) {
+		uint64_t ms = written_ms + UDEVD_RULES_CHECK_MS + 100U - now_ms;
+
+		if (ms > UDEVD_RULES_CHECK_MS + 100U)   /* a clock step */
+			ms = UDEVD_RULES_CHECK_MS + 100U;
+		log_debug("waiting %llu ms for udevd to look at its rules again",
+			  (unsigned long long)ms);
+		usleep((useconds_t)(ms * 1000U));
+	}
+	while (getline(&line, &size, f) > 0) {
+		char name[NAME_MAX + 1], ev[PATH_MAX];
+		const char *k = strstr(line, "KERNEL==\"");
+		size_t n;
+		int fd;
+
+		if (line[0] == '#' || !k)
+			continue;
+		k += strlen("KERNEL==\"");
+		n = strcspn(k, "\"");
+		if (n == 0 || n > NAME_MAX || k[n] != '"')
+			continue;
+		memcpy(name, k, n);
+		name[n] = '\0';
+		/* the file only has plain names ("/" as "!"); check anyway */
+		if (name[0] == '.' || strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+					     "0123456789._:+-!") != n)
+			continue;
+		snprintf(ev, sizeof(ev), "%s/class/block/%s/uevent", sysfs, name);
+		fd = open(ev, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || ap_write_all(fd, "change", 6) < 0)
+			log_warning("cannot send a change event to %s: %m", name);
+		else
+			sent++;
+		if (fd >= 0)
+			close(fd);
+	}
+	fclose(f);
+	if (sent)
+		log_info("udevd was already running: sent %d change event%s so that it applies %s",
+			 sent, sent == 1 ? "" : "s", file);
+	return sent;
 }

@@ -501,6 +501,26 @@ static void test_bootparams_udev_rules(void **state)
 	ap_bootparams_clear(&p);
 }
 
+static void test_bootparams_wait_all(void **state)
+{
+	struct ap_bootparams p;
+
+	assert_int_equal(ap_bootparams_parse("root=/dev/vda1", &p), 0);
+	assert_int_equal(p.wait_all, -1);
+	ap_bootparams_clear(&p);
+	assert_int_equal(ap_bootparams_parse("asyncprobe.wait_all=1", &p), 0);
+	assert_int_equal(p.wait_all, 1);
+	assert_int_equal(p.n_invalid, 0);
+	ap_bootparams_clear(&p);
+	assert_int_equal(ap_bootparams_parse("asyncprobe.wait_all=1 asyncprobe.wait-all=0", &p), 0);
+	assert_int_equal(p.wait_all, 0);
+	ap_bootparams_clear(&p);
+	assert_int_equal(ap_bootparams_parse("asyncprobe.wait_all=root", &p), 0);
+	assert_int_equal(p.wait_all, -1);
+	assert_int_equal(p.n_invalid, 1);
+	ap_bootparams_clear(&p);
+}
+
 static void test_bootparams_order(void **state)
 {
 	struct ap_bootparams p;
@@ -600,6 +620,7 @@ int main(void)
 		cmocka_unit_test(test_bootparams_defaults),
 		cmocka_unit_test(test_bootparams_full),
 		cmocka_unit_test(test_bootparams_udev_rules),
+		cmocka_unit_test(test_bootparams_wait_all),
 		cmocka_unit_test(test_bootparams_order),
 		cmocka_unit_test(test_bootparams_invalid),
 		cmocka_unit_test(test_bootparams_quoted_root),

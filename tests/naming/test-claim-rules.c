@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -409,6 +411,63 @@ static void test_diskseq(void **state)
 	free(text);
 }
 
+/*
+ * After the hand-over: no udevd (no control socket), no events; with one,
+ * a "change" to each device the file names (after udevd's 3 s look, here
+ * already past), and nothing to a name that is not a kernel name.
+ */
+static void test_retrigger(void **state)
+{
+	char *losers[] = { "sdb", "cciss/c0d0" };
+	struct ap_contest v[] = { { "disk/by-label/X", "sda1", losers, 2 } };
+	char sysfs[1200], control[1300], ev0[1400], *text;
+	struct timespec old[2] = { { .tv_sec = 1000000000 }, { .tv_sec = 1000000000 } };
+
+	sh("mkdir -p sys/class/block/sda1 sys/class/block/sdb sys/class/block/cciss!c0d0 "
+	   "sys/class/block/sdz");
+	put("sys/class/block/sda1/uevent", "");
+	put("sys/class/block/sdb/uevent", "");
+	put("sys/class/block/cciss!c0d0/uevent", "");
+	put("sys/class/block/sdz/uevent", "");
+	snprintf(sysfs, sizeof(sysfs), "%s/sys", tmpdir);
+	snprintf(control, sizeof(control), "%s/control", tmpdir);
+
+	/* no file yet, and then no udevd */
+	put("control", "");
+	assert_int_equal(ap_udev_rules_retrigger(rulesdir, sysfs, control), 0);
+	assert_int_equal(ap_udev_rules_write(rulesdir, v, 1, NULL), 1);
+	assert_int_equal(utimensat(AT_FDCWD, rulesfile, old, 0), 0);
+	assert_int_equal(unlink(control), 0);
+	assert_int_equal(ap_udev_rules_retrigger(rulesdir, sysfs, control), 0);
+	text = slurp(rulesfile);
+	assert_non_null(text);
+	free(text);
+	snprintf(control, sizeof(control), "%s/class/block/sdb/uevent", sysfs);
+	text = slurp(control);
+	assert_string_equal(text, "");
+	free(text);
+
+	/* a udevd: all three claimants, the file given as a directory or a file */
+	snprintf(control, sizeof(control), "%s/control", tmpdir);
+	put("control", "");
+	assert_int_equal(ap_udev_rules_retrigger(rulesdir, sysfs, control), 3);
+	for (const char *const *d = (const char *const[]){ "sda1", "sdb", "cciss!c0d0", NULL }; *d; d++) {
+		char ev[1400];
+
+		snprintf(ev, sizeof(ev), "%s/class/block/%s/uevent", sysfs, *d);
+		text = slurp(ev);
+		assert_non_null(text);
+		assert_string_equal(text, "change");
+		free(text);
+	}
+	snprintf(ev0, sizeof(ev0), "%s/class/block/sdz/uevent", sysfs);
+	text = slurp(ev0);
+	assert_string_equal(text, "");
+	free(text);
+	assert_int_equal(ap_udev_rules_retrigger(rulesfile, sysfs, control), 3);
+	assert_int_equal(ap_udev_rules_retrigger("none", sysfs, control), 0);
+}
+
 /* --udev-rules: a writable directory, or a *.rules file in one */
 static void test_path_check(void **state)
 {
@@ -450,6 +509,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stale_file_removed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_path_check, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_diskseq, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_retrigger, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,12 +8,14 @@
 # order.  Sequentially and with fastboot (asyncprobe.timeout=10, so the
 # hung disk is abandoned 12 s after its call began): the root is mounted
 # before the hung disk is abandoned (kernel-log times of PID 1's "mounted"
-# and the probe process's "abandoned" lines), init starts, the hung disk
-# is abandoned and logged, every other disk has all its links, and the
-# link logs of both modes are identical.
+# and the probe process's "abandoned" lines), init starts before the hung
+# disk is abandoned too (PID 1 hands the rest of the run over to the probe
+# process), the hung disk is abandoned and logged, every other disk has
+# all its links, and the link logs of both modes are identical.  A third
+# boot with asyncprobe.wait_all=1: init starts only after the abandonment.
 . "$top_srcdir/tests/vm/lib.sh"
 vm_setup
-vm_plan 11
+vm_plan 15
 vm_initrd_asyncprobe || vm_bail "building the initramfs failed"
 vm_devices hungscsi
 VM_KILL_AT_DONE=1
@@ -41,6 +43,10 @@ for mode in sequential fastboot; do
 	[ -n "$mounted" ] && [ -n "$abandoned" ] && [ -n "$started" ] &&
 		awk -v m="$mounted" -v a="$abandoned" 'BEGIN { exit !(m < a) }'
 	vm_ok $? "$mode: the root is mounted (${mounted:-?} s) before the hung disk is abandoned (${abandoned:-?} s)"
+	[ -n "$abandoned" ] && [ -n "$started" ] &&
+		awk -v s="$started" -v a="$abandoned" 'BEGIN { exit !(s < a) }' &&
+		grep -q 'asyncprobe\[1\]: starting the root.s init while probe process [0-9]* goes on' "$log"
+	vm_ok $? "$mode: init starts (${started:-?} s) before the hung disk is abandoned (${abandoned:-?} s): the probe process finishes the run"
 	line=$(grep -m1 -E 'asyncprobe.*: abandoned, no answer after' "$log")
 	echo "$line" | vm_diag
 	grep -q 'waiting for its block device' <<<"$line"
@@ -74,4 +80,16 @@ n=$(wc -l <"$VM_OUT/hung-rootfirst-sequential.log.linklog")
 diff "$VM_OUT/hung-rootfirst-sequential.log.linklog" "$VM_OUT/hung-rootfirst-fastboot.log.linklog" | head -20 | vm_diag
 cmp -s "$VM_OUT/hung-rootfirst-sequential.log.linklog" "$VM_OUT/hung-rootfirst-fastboot.log.linklog" && [ "$n" -gt 0 ]
 vm_ok $? "the link logs of both modes are identical, cookies included ($n links)"
+
+# asyncprobe.wait_all=1: PID 1 waits for the whole run, abandonment included
+log=$VM_OUT/hung-rootfirst-waitall.log
+vm_boot hung-rootfirst-waitall "$VM_INITRD_AP" \
+	"root=UUID=$VM_ROOT_UUID asyncprobe.root_path=$root_bypath asyncprobe.timeout=10 asyncprobe.wait_all=1 quiet fastboot" 300
+vm_check_root "$log"; vm_ok $? "asyncprobe.wait_all=1: reaches the root's init"
+abandoned=$(kmsg_time "$log" 'asyncprobe\[[0-9]+\]: [0-9:]+: abandoned, no answer after')
+started=$(kmsg_time "$log" 'asyncprobe\[1\]: starting ')
+[ -n "$abandoned" ] && [ -n "$started" ] &&
+	awk -v s="$started" -v a="$abandoned" 'BEGIN { exit !(s > a) }' &&
+	! grep -q 'goes on; it makes the remaining links' "$log"
+vm_ok $? "asyncprobe.wait_all=1: init starts (${started:-?} s) only after the hung disk is abandoned (${abandoned:-?} s)"
 exit 0

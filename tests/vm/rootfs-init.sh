@@ -4,6 +4,8 @@
 #
 #   @@AP uptime SECONDS            /proc/uptime when this init started
 #   @@AP cmdline ...               the kernel command line
+#   @@AP probe-wait N              tenths of a second this init waited for
+#                                  asyncprobe's probe process to finish
 #   @@AP block NAME IDENT          every block device; IDENT names the
 #                                  physical disk by serial (SER:...), or by
 #                                  size where it has none, plus -partN
@@ -40,6 +42,20 @@ exec </dev/null >/dev/console 2>&1
 dmesg -n 1 2>/dev/null
 echo "@@AP uptime $up"
 echo "@@AP cmdline $(cat /proc/cmdline)"
+
+# asyncprobe's /init starts this init once the root is mounted, while its
+# probe process may still be making the other disks' links; it appends
+# probe_finished_ms to init.log when the run is over.  Everything below
+# looks at the whole run, so wait for that line (at most 300 s; a boot
+# with asyncprobe.wait_all=1 or another initramfs does not wait).
+if [ -f /run/asyncprobe/init.log ]; then
+	i=0
+	while ! grep -q '^probe_finished_ms=' /run/asyncprobe/init.log && [ "$i" -lt 3000 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "@@AP probe-wait $i"
+fi
 
 # The scale benchmark (tests/bench/scale.sh): SCSI disks, the disks that
 # have a by-id link, links per directory, and asyncprobe's own figures from
