@@ -4,10 +4,14 @@
 # tests/vm/lib.sh.  Every benchmark prints one JSON object per line on
 # stdout (appended to $BENCH_OUT as well when set) and a short table.
 
+# BENCH_RUN, when set (tests/bench/bench-debian.sh), is put first in every
+# line as "run", so that the lines of one run can be picked out.
 bench_json() {
-	printf '%s\n' "$1"
-	[ -z "${BENCH_OUT:-}" ] || printf '%s\n' "$1" >>"$BENCH_OUT"
-	BENCH_LINES+=("$1")
+	local line=$1
+	[ -z "${BENCH_RUN:-}" ] || line="{\"run\":\"$BENCH_RUN\",${line#\{}"
+	printf '%s\n' "$line"
+	[ -z "${BENCH_OUT:-}" ] || printf '%s\n' "$line" >>"$BENCH_OUT"
+	BENCH_LINES+=("$line")
 }
 
 bench_fail() {

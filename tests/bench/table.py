@@ -17,7 +17,7 @@ for line in sys.stdin:
 for (bench, summary), rows in groups.items():
     cols = []
     for r in rows:
-        cols += [k for k in r if k not in cols and k not in ("bench", "summary")]
+        cols += [k for k in r if k not in cols and k not in ("bench", "summary", "run")]
     cells = [[json.dumps(r[c]).strip("\"") if c in r else "" for c in cols] for r in rows]
     width = [max(len(c), *(len(x[i]) for x in cells)) for i, c in enumerate(cols)]
     print(f"{bench}{' (summary)' if summary else ''}")
