@@ -28,14 +28,14 @@
  * and two requests, parent to child: DUMP (served once the run is
  * finished) and HANDOVER: PID 1 starts the root's init before the run is
  * over (asyncprobe.wait_all=0, the default).  The child then owns the
- * end of the boot's run: it puts the kernel log's rate limit back, appends
- * probe_finished_ms and probe_status to init.log, has an already running
- * udevd apply the claims rules (ap_udev_rules_retrigger()) and deletes the
- * initramfs, which PID 1 left alone because the child still loads modules
- * from it (its "/" is the same RAM file system).  The child exits when the
- * parent closes its end, which exec does (close-on-exec); a child with a
- * thread stuck in the kernel stays behind until the kernel lets it go,
- * and the real init reaps it.
+ * end of the boot's run: it has an already running udevd apply the claims
+ * rules (ap_udev_rules_retrigger()), deletes the initramfs, which PID 1
+ * left alone because the child still loads modules from it (its "/" is
+ * the same RAM file system), puts the kernel log's rate limit back, and
+ * last appends probe_finished_ms and probe_status to init.log.  The child
+ * exits when the parent closes its end, which exec does (close-on-exec); a
+ * child with a thread stuck in the kernel stays behind until the kernel
+ * lets it go, and the real init reaps it.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -153,18 +153,17 @@ static void child_end_of_boot(const struct ap_config *cfg, int status, uint64_t 
 	struct statfs sfs;
 	int root, r;
 
-	ap_init_kmsg_limit_again();
-	ap_init_timing("probe_finished_ms=%llu\nprobe_status=%d", (unsigned long long)finished_ms,
-		       status);
 	if (!cfg->no_links && !cfg->dry_run) {
 		r = ap_udev_rules_retrigger(cfg->udev_rules, "/sys", AP_UDEVD_CONTROL);
 		if (r < 0)
 			log_warning("the running udevd may not apply the claims rules: %s",
 				    strerror(-r));
+		else
+			ap_init_timing("claims_change_events=%d", r);
 	}
 	root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
-		return;
+		goto out;
 	if (fstatfs(root, &sfs) == 0 &&
 	    ((unsigned long)sfs.f_type == RAMFS_MAGIC || (unsigned long)sfs.f_type == TMPFS_MAGIC) &&
 	    access("/init", F_OK) == 0) {
@@ -173,6 +172,15 @@ static void child_end_of_boot(const struct ap_config *cfg, int status, uint64_t 
 			log_warning("%d entries of the initramfs could not be removed", r);
 	}
 	close(root);
+out:
+	/*
+	 * The rate limit last, so the lines above are not lost to it; the
+	 * timing line after it: whoever waits for that line finds everything
+	 * above done.
+	 */
+	ap_init_kmsg_limit_again();
+	ap_init_timing("probe_finished_ms=%llu\nprobe_status=%d", (unsigned long long)finished_ms,
+		       status);
 }
 
 static void __attribute__((noreturn)) child_main(const struct ap_config *cfg, int fd)

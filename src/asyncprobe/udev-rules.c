@@ -579,11 +579,19 @@ int ap_udev_rules_retrigger(const char *path, const char *sysfs, const char *con
 		if (!file)
 			return -ENOMEM;
 	}
-	if (access(control, F_OK) < 0)
-		return 0;       /* no udevd yet: it reads the file when it starts */
+	if (access(control, F_OK) < 0) {
+		/* no udevd yet: it reads the file when it starts */
+		log_debug("no %s (%m): no udevd is running, it reads %s when it starts", control,
+			  file);
+		return 0;
+	}
 	f = fopen(file, "re");
-	if (!f)
-		return errno == ENOENT ? 0 : -errno;
+	if (!f) {
+		int r = -errno;
+
+		log_debug("%s: %s; no claims to apply", file, strerror(-r));
+		return r == -ENOENT ? 0 : r;
+	}
 	if (fstat(fileno(f), &st) < 0 || clock_gettime(CLOCK_REALTIME, &ts) < 0) {
 		fclose(f);
 		return -errno;
@@ -628,7 +636,7 @@ int ap_udev_rules_retrigger(const char *path, const char *sysfs, const char *con
 	}
 	fclose(f);
 	if (sent)
-		log_info("udevd was already running: sent %d change event%s so that it applies %s",
+		log_notice("udevd was already running: sent %d change event%s so that it applies %s",
 			 sent, sent == 1 ? "" : "s", file);
 	return sent;
 }

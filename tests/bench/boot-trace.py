@@ -194,8 +194,14 @@ def floor(path):
     where["other_in_calls"] -= tail
     where["publication_wait"] = found - (prev_end - tail)
     where["mount"] = mounted - found
-    where["rest_of_run"] = finished - mounted
-    where["switch_root_exec"] = b.uptime_ms - finished
+    # PID 1 switches root once the root is mounted; only with
+    # asyncprobe.wait_all=1 (or a run already over) does it wait for the
+    # rest of the run first, which the probe process otherwise finishes
+    # after init started (probe_after_init).
+    switched = float(init.get("switch_root_ms", finished))
+    where["rest_of_run"] = max(0.0, switched - mounted)
+    where["switch_root_exec"] = b.uptime_ms - switched
+    where["probe_after_init"] = max(0.0, finished - b.uptime_ms)
     fl = init_start + own_sum + (mounted - found)
     return {
         "root": root["name"], "init_start_ms": r1(init_start), "root_chain_own_ms": r1(own_sum),

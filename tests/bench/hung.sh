@@ -10,8 +10,9 @@
 #
 # Per boot: the uptime the root's /sbin/init reads first (the time to
 # root), and from /run/asyncprobe/init.log when the root's link appeared
-# and when it was mounted, when the run ended (PID 1 waits for the whole
-# run, the abandoned call included, before switch_root), and after how many
+# and when it was mounted, when the run ended (the probe process ends it
+# after /init started the root's init, unless asyncprobe.wait_all=1), and
+# after how many
 # seconds the hung disk's call was abandoned (asyncprobe's log).  QEMU
 # cannot power off with the hung read pending: vm_boot kills it once the
 # root's init is done (VM_KILL_AT_DONE).  Debian's udev initrd does not boot

@@ -20,8 +20,11 @@
 # root's chain: driver insertions, probes, naming, plus the mount), how far
 # above it asyncprobe is, and where its time to root went.  One JSON object
 # per line ("time-to-root" per turn, "time-to-root-where" per asyncprobe
-# boot), then a table.  Writing the trace and the plot costs about 50 ms
-# before switch_root (counted in "rest_of_run").
+# boot), then a table.  /init starts the root's init once the root is
+# mounted; "rest_of_run" is what PID 1 still spent before switch_root
+# (all of the run's end with asyncprobe.wait_all=1, or when the run was
+# over first: writing the trace and the plot costs about 50 ms), and
+# "probe_after_init" how long the probe process went on after init started.
 #
 # Environment: BENCH_PAIRS (3), BENCH_DEVICES (parity), BENCH_OUT (where
 # the JSON lines go besides stdout).

@@ -18,6 +18,13 @@
 # gives a contested link to the claimant whose event it processed last, so
 # without the rules the copy can take them in any boot; a last boot with
 # asyncprobe.udev_rules=0 reports where udev alone put the by-label link.
+#
+# One more boot of asyncprobe's own image with the copy throttled (QEMU:
+# a few I/O per second), so the probe process finishes the run, and writes
+# the claims rules, after /init has started the real system and its
+# udevd is running: asyncprobe must then have udevd apply the rules
+# ("change" events), and the contested by-label link still ends on the
+# original.
 # Root only.
 . "$top_srcdir/tests/vm/lib.sh"
 . "$top_srcdir/tests/vm/debian-fixture.sh"
@@ -28,7 +35,7 @@ vm_debian_fixture || vm_bail "the Debian fixture could not be built"
 kver=$VM_DEBIAN_KVER
 nboots=${ASYNCPROBE_CLAIMS_BOOTS:-3}
 kinds=(own hook)
-vm_plan $((4 + 4 * nboots * ${#kinds[@]}))
+vm_plan $((6 + 4 * nboots * ${#kinds[@]}))
 
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/debian-claims.XXXXXX")
 root=$work/root
@@ -177,6 +184,29 @@ done
 for b in "${kinds[@]}"; do
 	echo "# $b: by-label/sata\\x2ftwo\\x20ext4 in $nboots boots: ${won[$b]}"
 done
+
+# The late run: the copy throttled, so the run outlasts the hand-over.
+saved_args=("${VM_DEV_ARGS[@]}")
+VM_DEV_ARGS=("${VM_DEV_ARGS[@]:0:${#VM_DEV_ARGS[@]}-4}"
+	-drive "if=none,id=d-sata2copy,format=raw,snapshot=on,file=$VM_IMAGES/sata2.img,throttling.iops-total=${ASYNCPROBE_CLAIMS_LATE_IOPS:-6}"
+	-device "ide-hd,bus=ide.2,drive=d-sata2copy,serial=AP-SATA COPY")
+log=$VM_OUT/claims-late.log
+vm_debian_boot claims-late "$work/boot/initrd-own.img" \
+	"root=UUID=$VM_DEBIAN_UUID ro aptest.dump ${ASYNCPROBE_CLAIMS_LATE_ARGS:-}" 900
+VM_DEV_ARGS=("${saved_args[@]}")
+started=$(grep -m1 -Eo 'asyncprobe\[1\]: starting the root.s init while probe process [0-9]+ goes on' "$log")
+vm_extract "$log" init.log "$log.init" || : >"$log.init"
+sent=$(sed -n 's/^claims_change_events=\([1-9][0-9]*\)$/sent \1 change events/p' "$log.init")
+grep -m1 -Eo 'asyncprobe\[[0-9]+\]: udevd was already running: sent [0-9]+ change events?' "$log" | vm_diag
+echo "# late run: ${started:-no hand-over before the run ended}; ${sent:-no change events sent}" 
+vm_debian_up "$log" && [ "$(vm_debian_failed_count "$log")" = 0 ] && [ -n "$started" ] && [ -n "$sent" ]
+vm_ok $? "late run (the copy throttled): the real system started while the probe went on, and asyncprobe had its running udevd apply the claims rules"
+l=$(vm_links "$log" | awk '$1 == "by-label/sata\\x2ftwo\\x20ext4" { print $2 }')
+out=$(check_links "$log")
+rc=$?
+[ $rc -eq 0 ] || tail -n +2 <<<"$out" | vm_diag
+[ $rc -eq 0 ] && [ "$l" = "$orig_ident-part1" ]
+vm_ok $? "late run: every link asyncprobe made is where it put it after udev's coldplug; the contested by-label link on the original ($orig_ident-part1; it is on ${l:-nothing})"
 
 # The control: the hook's image with asyncprobe.udev_rules=0, so udev
 # alone decides the contested links.  Which disk it picks varies (the last
