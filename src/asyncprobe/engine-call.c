@@ -234,7 +234,20 @@ static void run_scsi(struct ap_node *n, struct udev *udev)
 	unsigned long t = ~0UL;
 	uint64_t t0;
 
-	wait_controllers_probed(n);
+	/*
+	 * Root first: the root's own SCSI device does not wait for the other
+	 * controllers' drivers (the LSI's bus settle, NVMe's reset), only its
+	 * own controller's ports, which have probed since the device exists.
+	 * The price, the reason every other SCSI device waits (engine-wait.c):
+	 * sd's asynchronous probe of a disk that hangs on an earlier controller
+	 * can now start before a later libata controller probes its ports, which
+	 * then wait for it; those disks are abandoned, the root is not.
+	 */
+	if (!root_chain_node(n->e, udev, n))
+		wait_controllers_probed(n);
+	else
+		log_debug("%s: on the root's chain, not waiting for the other controllers' drivers",
+			  node_label(n));
 	load_modules(n, n->sysname);
 	d = udev_device_new_from_syspath(udev, n->syspath);
 	if (d) {

@@ -194,6 +194,8 @@ void order_pump(struct ap_engine *e, struct ap_node *self);
 /* engine-root.c */
 void root_first_setup(struct ap_engine *e);
 void root_first_sort(struct ap_engine *e, struct udev *udev, struct ap_node *n);
+/* Is @n (a SCSI or virtio device, a disk, a partition) on the root's chain? */
+bool root_chain_node(struct ap_engine *e, struct udev *udev, const struct ap_node *n);
 
 /* engine-wait.c */
 bool wait_pred_has_child(void *data);

@@ -150,6 +150,13 @@ static bool on_root_chain(const struct ap_engine *e, struct udev *udev, const st
 	return hit;
 }
 
+bool root_chain_node(struct ap_engine *e, struct udev *udev, const struct ap_node *n)
+{
+	struct ap_found f = { .syspath = n->syspath, .kind = n->kind };
+
+	return e->root_pci[0] && on_root_controller(e, n->syspath) && on_root_chain(e, udev, &f);
+}
+
 /*
  * Root first, applied to @n's list of children (sorted by topology)
  * before they are put into the order.  Discovery's list: the controllers
