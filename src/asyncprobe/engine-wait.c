@@ -3,7 +3,8 @@
  * Waiting for a driver (see the comment of that name below): the "bind"
  * records of the run, a driver's probe having returned, libata's ports
  * having classified their devices, and every controller's driver having
- * probed before a SCSI device loads its own.  Each wait is bounded by
+ * probed before a SCSI device loads its own (not the root's: see
+ * run_scsi()).  Each wait is bounded by
  * --device-timeout or by the hang rule (engine-settle.c).
  */
 #include <errno.h>
