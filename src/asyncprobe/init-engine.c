@@ -42,7 +42,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/magic.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -53,7 +52,6 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -150,7 +148,6 @@ static int own_mount_namespace(void)
  */
 static void child_end_of_boot(const struct ap_config *cfg, int status, uint64_t finished_ms)
 {
-	struct statfs sfs;
 	int root, r;
 
 	if (!cfg->no_links && !cfg->dry_run) {
@@ -162,17 +159,11 @@ static void child_end_of_boot(const struct ap_config *cfg, int status, uint64_t 
 			ap_init_timing("claims_change_events=%d", r);
 	}
 	root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0)
-		goto out;
-	if (fstatfs(root, &sfs) == 0 &&
-	    ((unsigned long)sfs.f_type == RAMFS_MAGIC || (unsigned long)sfs.f_type == TMPFS_MAGIC) &&
-	    access("/init", F_OK) == 0) {
-		r = ap_init_remove_tree(root);
-		if (r)
-			log_warning("%d entries of the initramfs could not be removed", r);
+	if (root >= 0) {
+		if (ap_init_is_initramfs(root) && access("/init", F_OK) == 0)
+			ap_init_remove_initramfs(root);
+		close(root);
 	}
-	close(root);
-out:
 	/*
 	 * The rate limit last, so the lines above are not lost to it; the
 	 * timing line after it: whoever waits for that line finds everything

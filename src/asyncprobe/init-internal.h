@@ -187,6 +187,12 @@ int ap_init_mount_root(const struct ap_config *cfg, const struct ap_bootparams *
  */
 int ap_init_switch_root(const char *newroot, bool remove_old);
 
+/* Is the directory @dirfd on a RAM file system (ramfs, tmpfs)? */
+bool ap_init_is_initramfs(int dirfd);
+
+/* Delete the initramfs below @dirfd (ap_init_remove_tree()), logging failures. */
+void ap_init_remove_initramfs(int dirfd);
+
 /* argv for @init: the words the kernel passed to /init that are not options. */
 char **ap_init_argv(const char *init, int argc, char **argv);
 

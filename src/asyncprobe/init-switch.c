@@ -76,6 +76,22 @@ static int remove_below(int dirfd, dev_t dev)
 	return failed;
 }
 
+bool ap_init_is_initramfs(int dirfd)
+{
+	struct statfs sfs;
+
+	return fstatfs(dirfd, &sfs) == 0 &&
+	       ((unsigned long)sfs.f_type == RAMFS_MAGIC || (unsigned long)sfs.f_type == TMPFS_MAGIC);
+}
+
+void ap_init_remove_initramfs(int dirfd)
+{
+	int failed = ap_init_remove_tree(dirfd);
+
+	if (failed)
+		log_warning("%d entries of the initramfs could not be removed", failed);
+}
+
 int ap_init_remove_tree(int dirfd)
 {
 	struct stat st;
@@ -206,20 +222,18 @@ int ap_init_switch_root(const char *newroot, bool remove_old)
 
 	if (!remove_old) {
 		/* the probe process deletes it when it is done */
-	} else if (fstatfs(oldroot, &sfs) == 0 &&
-	    (sfs.f_type == RAMFS_MAGIC || sfs.f_type == TMPFS_MAGIC)) {
+	} else if (ap_init_is_initramfs(oldroot)) {
 		pid_t pid = fork();
 
 		/* The child deletes while init starts; init reaps it. */
 		if (pid <= 0) {
-			int failed = ap_init_remove_tree(oldroot);
-
-			if (failed)
-				log_warning("%d entries of the initramfs could not be removed", failed);
+			ap_init_remove_initramfs(oldroot);
 			if (pid == 0)
 				_exit(0);
 		}
 	} else {
+		if (fstatfs(oldroot, &sfs) < 0)
+			sfs.f_type = 0;
 		log_warning("the old root is no initramfs (file system type 0x%lx): not deleting it",
 			    (unsigned long)sfs.f_type);
 	}

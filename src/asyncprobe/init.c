@@ -61,7 +61,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -144,12 +143,12 @@ static void boot_attempt(struct ap_config *cfg, struct ap_bootparams *bp, int ar
 	log_notice("root device %s appeared after %u ms; mounting it while probing goes on",
 		   node, root_ms);
 	ap_init_timing("root_device=%s\nroot_found_ms=%llu", node,
-		     (unsigned long long)(ap_now_ns() / 1000000ULL));
+		       (unsigned long long)(ap_now_ns() / 1000000ULL));
 
 	r = ap_init_mount_root(cfg, bp, node, NEWROOT, &fstype, why);
 	if (r == 0)
 		ap_init_timing("root_mounted_ms=%llu\nroot_fstype=%s",
-			     (unsigned long long)(ap_now_ns() / 1000000ULL), fstype ? fstype : "?");
+			       (unsigned long long)(ap_now_ns() / 1000000ULL), fstype ? fstype : "?");
 
 	if (r == 0) {
 		r = ap_init_find_init(NEWROOT, bp->init, &init);
