@@ -80,8 +80,11 @@ step() {
 		passed=$((passed + 1))
 		return 0
 	else
-		echo "FAIL: $name (last lines of $out/$name.log follow)"
-		tail -40 "$out/$name.log"
+		echo "FAIL: $name (its failed tests, then the last lines of $out/$name.log)"
+		# a failed test inside the step (distcheck's own make check) first:
+		# the tail alone shows only the test-suite summary
+		grep -E '^(FAIL|ERROR|not ok|# .*not ok)' "$out/$name.log" | head -20
+		tail -30 "$out/$name.log"
 		failed=$((failed + 1))
 		return 1
 	fi

@@ -26,6 +26,7 @@
 #include <fnmatch.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -791,6 +792,7 @@ int ap_monitor_start(struct ap_monitor **ret, ap_monitor_func_t *fn, void *userd
 {
 	struct ap_monitor *m;
 	pthread_condattr_t ca;
+	sigset_t stop, old;
 	int r;
 
 	m = calloc(1, sizeof(*m));
@@ -808,7 +810,17 @@ int ap_monitor_start(struct ap_monitor **ret, ap_monitor_func_t *fn, void *userd
 		r = -errno;
 		goto fail;
 	}
+	/*
+	 * SIGINT and SIGTERM blocked in the thread, as in libasync's workers:
+	 * the stop handler (stop.c) then runs on the main thread, never on one
+	 * about to be joined.
+	 */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &stop, &old);
 	r = -pthread_create(&m->thread, NULL, monitor_thread, m);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r < 0)
 		goto fail;
 

@@ -3,10 +3,11 @@
  * The one stop-signal flag of the command line (cli.c) and of the initrd
  * unit (init.c, --init outside PID 1): SIGINT or SIGTERM asks the run to
  * stop early (engine.c, "A stop request"), and a second one ends the
- * process at once.  The handler can run on any thread that does not block
- * the signal (an engine thread, say), so the flag is a lock-free atomic,
- * not just a volatile sig_atomic_t: that is only safe against a handler
- * on the thread that reads it.
+ * process at once.  The threads of libasync and of the uevent monitor
+ * block both signals, so the handler runs on the main thread; other
+ * threads read the flag, so it is a lock-free atomic, not just a volatile
+ * sig_atomic_t (that is only safe against a handler on the thread that
+ * reads it).
  *
  * The engine keeps its own request (struct ap_engine), set for the one
  * engine registered here; the engine calls nothing of this file.

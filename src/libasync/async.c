@@ -846,6 +846,7 @@ ASYNC_EXPORT int async_quiesce(void)
 {
 	struct async_pool_dead dead;
 	struct async_entry *spare;
+	unsigned int abandoned;
 
 	if (current_is_async())
 		return -EDEADLK;
@@ -856,6 +857,8 @@ ASYNC_EXPORT int async_quiesce(void)
 	spare = free_entries;
 	free_entries = NULL;
 	nr_free = 0;
+	/* under the lock: abandoned calls that return change it (async_complete_entry) */
+	abandoned = nr_abandoned_running;
 	async_lock_release();
 	async_pool_reap(&dead);
 	while (spare) {
@@ -865,7 +868,7 @@ ASYNC_EXPORT int async_quiesce(void)
 		spare = next;
 	}
 	/* Threads of abandoned calls are not waited for: they may never return. */
-	return __atomic_load_n(&nr_abandoned_running, __ATOMIC_RELAXED) ? -EBUSY : 0;
+	return abandoned ? -EBUSY : 0;
 }
 
 ASYNC_EXPORT void async_set_chaos(uint64_t seed)

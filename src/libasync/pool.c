@@ -42,7 +42,10 @@
  * thread detaches itself and exits.
  *
  * Workers run with all signals blocked, so a program (PID 1, for instance)
- * keeps its signal handling in its own threads.
+ * keeps its signal handling in its own threads; all but the ones a fault
+ * raises (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS): Linux kills
+ * the process outright when a fault's signal is blocked, whatever its
+ * handler, and a crash in a call must reach the program's handler.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -502,6 +505,19 @@ static void join_zombies(struct async_worker *list)
 	}
 }
 
+/* Block every signal but a fault's (see above) in this thread; @old gets the mask it had. */
+static void block_signals(sigset_t *old)
+{
+	static const int faults[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS };
+	sigset_t set;
+	size_t i;
+
+	sigfillset(&set);
+	for (i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+		sigdelset(&set, faults[i]);
+	pthread_sigmask(SIG_SETMASK, &set, old);
+}
+
 /*
  * Start one reserved worker.  Called without the lock.  On failure the
  * reservation (and whatever is still owed) is dropped; if that leaves no
@@ -510,7 +526,7 @@ static void join_zombies(struct async_worker *list)
 bool async_pool_start_worker(void)
 {
 	struct async_worker *w, *dead;
-	sigset_t all, old;
+	sigset_t old;
 	int r = -ENOMEM;
 
 	async_lock_acquire();
@@ -529,8 +545,7 @@ bool async_pool_start_worker(void)
 
 		pthread_attr_init(&attr);
 		pthread_attr_setstacksize(&attr, ASYNC_STACK_SIZE);
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
+		block_signals(&old);    /* the new thread inherits the mask */
 		r = -pthread_create(&w->thread, &attr, worker_main, w);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		pthread_attr_destroy(&attr);
@@ -613,7 +628,7 @@ static bool watchdog_poke(bool *join)
 
 static void watchdog_start(bool join, pthread_t old)
 {
-	sigset_t all, prev;
+	sigset_t prev;
 	pthread_attr_t attr;
 	int r;
 
@@ -621,8 +636,7 @@ static void watchdog_start(bool join, pthread_t old)
 		pthread_join(old, NULL);
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 64u * 1024u);
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &prev);
+	block_signals(&prev);
 	r = pthread_create(&watchdog_thread, &attr, watchdog_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &prev, NULL);
 	pthread_attr_destroy(&attr);

@@ -1091,6 +1091,44 @@ static void test_computing_calls(void **state)
 			25 + 2 * (unsigned int)(cpus > 0 ? cpus : 1) + 4);
 }
 
+/*
+ * A worker blocks what is sent from outside (SIGINT, SIGTERM: the
+ * program's own threads take them) but not a fault's signal, which Linux
+ * would otherwise turn into the process's death whatever its handler.
+ */
+struct mask_seen {
+	int sigint, sigterm, sigsegv, sigbus;
+	bool on_worker;
+};
+
+static void mask_call(void *data, async_cookie_t cookie)
+{
+	struct mask_seen *m = data;
+	sigset_t cur;
+
+	(void)cookie;
+	pthread_sigmask(SIG_SETMASK, NULL, &cur);
+	m->sigint = sigismember(&cur, SIGINT);
+	m->sigterm = sigismember(&cur, SIGTERM);
+	m->sigsegv = sigismember(&cur, SIGSEGV);
+	m->sigbus = sigismember(&cur, SIGBUS);
+	m->on_worker = current_is_async();
+}
+
+static void test_worker_signal_mask(void **state)
+{
+	struct mask_seen m = { -1, -1, -1, -1, false };
+
+	(void)state;
+	async_schedule(mask_call, &m);
+	async_synchronize_full();
+	assert_true(m.on_worker);
+	assert_int_equal(m.sigint, 1);
+	assert_int_equal(m.sigterm, 1);
+	assert_int_equal(m.sigsegv, 0);
+	assert_int_equal(m.sigbus, 0);
+}
+
 /* Quiesce: all workers gone, the process is single-threaded again. */
 static void quiesce_inside(void *data, async_cookie_t cookie)
 {
@@ -1158,6 +1196,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stress_chaos, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_thread_explosion, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_computing_calls, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worker_signal_mask, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_quiesce, setup, teardown),
 	};
 	int r;
