@@ -34,6 +34,14 @@ VM_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 VM_SMP=${VM_SMP:-2}
 VM_MEM=${VM_MEM:-1024}
 VM_ACCEL=${VM_ACCEL:-tcg}
+# The guest CPU has RDRAND, so the kernel's random pool is ready before the
+# second CPU starts (random.trust_cpu).  Without it the pool became ready
+# late, in the real system, and flipping the crng_is_ready static key there
+# patches kernel text while both TCG vCPUs run it; in one boot of a
+# clean-clone CI run (2026-12-05, tests/vm/debian-claims.sh) both vCPUs then
+# spun in getrandom() for good (RCU stall, soft lockups) and the real
+# system never started.
+VM_CPU=${VM_CPU:-qemu64,+rdrand}
 # asyncprobe-mkinitramfs run from the build tree takes the build tree's
 # libcrypto stand-in (src/initramfs/nocrypto), as the installed one takes
 # the installed one
@@ -428,7 +436,7 @@ vm_boot() {
 	raw=$log.raw
 	rm -f "$log" "$raw"
 	t0=$(date +%s.%N)
-	timeout -k 5 "$limit" qemu-system-x86_64 -M q35 -accel "$VM_ACCEL" -smp "$VM_SMP" -m "$VM_MEM" \
+	timeout -k 5 "$limit" qemu-system-x86_64 -M q35 -accel "$VM_ACCEL" -cpu "$VM_CPU" -smp "$VM_SMP" -m "$VM_MEM" \
 		-nodefaults -no-user-config -display none -no-reboot \
 		-serial "file:$raw" -monitor none \
 		-kernel "$VM_KERNEL" -initrd "$initrd" \
