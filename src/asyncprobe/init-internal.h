@@ -178,6 +178,12 @@ char *ap_init_wait_failure(const struct ap_config *cfg, int r, const struct ap_b
 int ap_init_mount_root(const struct ap_config *cfg, const struct ap_bootparams *bp,
 		       const char *devnode, const char *target, char **ret_fstype, char **why);
 
+/*
+ * Insert the root's file system driver before the root appears, when
+ * rootfstype= or the image (/etc/asyncprobe/root-fstype) names its type.
+ */
+void ap_init_preload_root_fs(const struct ap_config *cfg, const struct ap_bootparams *bp);
+
 /* ------------------------------------------------------ init-switch.c */
 
 /*

@@ -239,6 +239,44 @@ static void load_fs_modules(const struct ap_config *cfg, const char *type, const
 
 
 /* File system types to try, in order. */
+/*
+ * The root's file system driver, inserted while its disk is still being
+ * probed: the type comes from the first word of rootfstype=, else from
+ * the image (asyncprobe-mkinitramfs records the type of the root it was
+ * made for in /etc/asyncprobe/root-fstype).  Under QEMU TCG ext4 and its
+ * dependencies take 200-300 ms to insert, time the mount no longer spends
+ * after the root appears.  Nothing here touches a device, and the
+ * insertion asks for async_probe where the kernel takes it, so no other
+ * driver's probe holds it.  A wrong guess costs one insertion: the mount
+ * still tries what rootfstype= and blkid say.
+ */
+#define AP_ROOT_FSTYPE_FILE "/etc/asyncprobe/root-fstype"
+
+void ap_init_preload_root_fs(const struct ap_config *cfg, const struct ap_bootparams *bp)
+{
+	char type[64] = "", what[128];
+	const char *source = "rootfstype=";
+	_cleanup_free_ char *data = NULL;
+	unsigned long flags = 0;
+	FILE *f;
+
+	if (bp->rootfstype && *bp->rootfstype) {
+		snprintf(type, sizeof(type), "%.*s", (int)strcspn(bp->rootfstype, ","), bp->rootfstype);
+	} else if ((f = fopen(AP_ROOT_FSTYPE_FILE, "re"))) {
+		if (fgets(type, sizeof(type), f))
+			type[strcspn(type, " \t\r\n")] = '\0';
+		fclose(f);
+		source = AP_ROOT_FSTYPE_FILE;
+	}
+	if (!*type || kernel_has_fs(type))
+		return;
+	if (ap_init_mount_options(bp->rootflags, &flags, &data) < 0)
+		return;
+	snprintf(what, sizeof(what), "the root's file system %s (%s)", type, source);
+	log_notice("loading %s before the root appears", what);
+	load_fs_modules(cfg, type, data);
+}
+
 struct fstypes {
 	char *v[48];
 	size_t n;

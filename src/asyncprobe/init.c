@@ -119,6 +119,7 @@ static void boot_attempt(struct ap_config *cfg, struct ap_bootparams *bp, int ar
 		ap_init_diagnose(cfg, bp, NULL, relpath, *why ? *why : "engine");
 		return;
 	}
+	ap_init_preload_root_fs(cfg, bp);
 	if (bp->rootdelay_s) {
 		log_notice("rootdelay=%u: waiting %u s before looking for the root", bp->rootdelay_s,
 			   bp->rootdelay_s);

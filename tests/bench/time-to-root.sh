@@ -71,7 +71,9 @@ boot_generic() {
 		rp=$(awk -v id="$(awk '$1 == "@@AP" && $2 == "root" { print $4; exit }' "$VM_OUT/ttr-ap-$i.log")" \
 			'$2 == id && $1 ~ /^by-path\/pci-/ { sub(/^by-path\//, "", $1); print $1; exit }' \
 			<(vm_links "$VM_OUT/ttr-ap-$i.log"))
-		[ -n "$rp" ] && vm_initrd_asyncprobe --root-path="$rp" >/dev/null ||
+		# and its file system type (the fixture's root is ext4), as a
+		# host's image records both
+		[ -n "$rp" ] && vm_initrd_asyncprobe --root-path="$rp" --root-fstype=ext4 >/dev/null ||
 			bench_fail time-to-root "building the host image (--root-path=${rp:-?}) failed"
 		host=$VM_INITRD_AP
 	fi

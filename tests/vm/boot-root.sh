@@ -3,7 +3,9 @@
 # root= by UUID, LABEL (with a slash: by-label/ap\x2froot), PARTUUID,
 # PARTLABEL and a /dev/disk/by-uuid path: each boot reaches the root's init
 # with the root partition of the SATA root disk mounted on / (disks: the
-# root disk, a second SATA disk and a virtio-blk disk).
+# root disk, a second SATA disk and a virtio-blk disk).  With rootfstype=,
+# and with an image recording the type (--root-fstype), PID 1 inserts the
+# file system's driver before the root appears.
 . "$top_srcdir/tests/vm/lib.sh"
 vm_setup
 vm_initrd_asyncprobe || vm_bail "building the initramfs failed"
@@ -15,8 +17,9 @@ cases=(
 	"partuuid|root=PARTUUID=${VM_ROOT_PARTUUID^^}"
 	"partlabel|root=PARTLABEL=$VM_ROOT_PARTLABEL fastboot"
 	"path|root=/dev/disk/by-uuid/$VM_ROOT_UUID rootwait fastboot asyncprobe.verbose=1"
+	"fstype|root=UUID=$VM_ROOT_UUID rootfstype=ext4,ext2 fastboot"
 )
-vm_plan $((${#cases[@]} * 2 + 2))
+vm_plan $((${#cases[@]} * 2 + 2 + 4))
 for c in "${cases[@]}"; do
 	name=${c%%|*}
 	cmd=${c#*|}
@@ -41,4 +44,27 @@ vm_ok "$([ "$n" -gt 20 ] && [ -z "$dropped" ]; echo $?)" \
 got=$(awk '$1 == "@@AP" && $2 == "devkmsg" { print $3 }' "$log")
 vm_ok "$([ "$got" = ratelimit ]; echo $?)" \
 	"printk_devkmsg is 'ratelimit' again when the root's init runs (got '${got:-nothing}')"
+
+# early LOG SOURCE: the root's driver went in before the root appeared,
+# and the mount had no driver left to insert (what the insertion logs, such
+# as ext4's soft dependency crc32c_intel missing under TCG, comes before)
+early() {
+	local log=$1 source=$2 pre found
+	pre=$(grep -n "asyncprobe\[1\]: loading the root's file system ext4 ($source) before the root appears" "$log" | head -n 1 | cut -d: -f1)
+	found=$(grep -n 'asyncprobe\[1\]: root device .* appeared after' "$log" | head -n 1 | cut -d: -f1)
+	[ -n "$pre" ] && [ -n "$found" ] && [ "$pre" -lt "$found" ] &&
+		! tail -n +"$found" "$log" | grep -q 'asyncprobe\[1\]: file system ext4: '
+}
+early "$VM_OUT/root-fstype.log" rootfstype=
+vm_ok $? "rootfstype=ext4,ext2: ext4 is inserted before the root appears, not at the mount"
+# without a type, the driver comes at the mount (nothing loads it early)
+! grep -q "loading the root's file system" "$VM_OUT/root-uuid.log"
+vm_ok $? "no rootfstype= and no recorded type: no early insertion"
+
+vm_initrd_asyncprobe --root-fstype=ext4 || vm_bail "building the initramfs with --root-fstype failed"
+log=$VM_OUT/root-recorded.log
+vm_boot root-recorded "$VM_INITRD_AP" "root=UUID=$VM_ROOT_UUID quiet fastboot"
+vm_check_root "$log"; vm_ok $? "an image made with --root-fstype=ext4: reaches the root's init"
+early "$log" /etc/asyncprobe/root-fstype
+vm_ok $? "an image made with --root-fstype=ext4: ext4 is inserted before the root appears"
 exit 0

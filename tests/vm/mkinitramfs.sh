@@ -9,7 +9,7 @@ command -v cpio >/dev/null || vm_skip_all "cpio is not installed"
 vm_cache_dir || vm_skip_all "no writable cache directory"
 why=$(vm_kernel 2>&1 >/dev/null) || vm_skip_all "kernel package: $why"
 vm_kernel 2>/dev/null
-vm_plan 24
+vm_plan 28
 mk=$top_builddir/src/asyncprobe-mkinitramfs
 work=$(mktemp -d "${TMPDIR:-/tmp}/mkinitramfs-test.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -130,6 +130,15 @@ else
 	grep -q ', no root path$' "$work/out" && [ ! -e "$x/etc/asyncprobe/root-path" ]
 fi
 vm_ok $? "detected root path: /etc/asyncprobe/root-path matches the summary line (${rp:-none})"
+# and the root's file system type with it: this machine's, when the path was
+# detected here; nothing when it was not
+rt=$(awk '$5 == "/" { fs = ""; for (i = 7; i <= NF; i++) if ($i == "-") { fs = $(i + 1); break } } END { print fs }' /proc/self/mountinfo)
+if [ -n "$rp" ]; then
+	[ "$(cat "$x/etc/asyncprobe/root-fstype" 2>/dev/null)" = "$rt" ]
+else
+	[ ! -e "$x/etc/asyncprobe/root-fstype" ]
+fi
+vm_ok $? "detected root file system type: /etc/asyncprobe/root-fstype is ${rp:+this machine's root's, }'$(cat "$x/etc/asyncprobe/root-fstype" 2>/dev/null)' (/ is $rt)"
 
 small=(--asyncprobe "$top_builddir/src/asyncprobe/asyncprobe" -k "$VM_KVER" -b "$VM_KROOT"
 	--no-default-modules -m virtio_blk)
@@ -151,6 +160,23 @@ mkdir "$work/x4"
 [ $rc -eq 0 ] && [ -f "$work/x4/etc/initrd-release" ] && [ ! -e "$work/x4/etc/asyncprobe/root-path" ] &&
 	grep -q ', no root path$' "$work/out4"
 vm_ok $? "--root-path=none: a generic image, no /etc/asyncprobe/root-path"
+[ ! -e "$work/x4/etc/asyncprobe/root-fstype" ] && ! find "$work/x4" -name 'ext4.ko*' | grep -q .
+vm_ok $? "--root-path=none, --no-default-modules: no /etc/asyncprobe/root-fstype and no ext4"
+
+"$top_builddir/libtool" --mode=execute "$mk" "${small[@]}" -o "$work/img7" \
+	--root-path=none --root-fstype=ext4 >"$work/out7" 2>&1
+rc=$?
+vm_diag <"$work/out7"
+mkdir "$work/x7"
+(cd "$work/x7" && zstd -dc "$work/img7" | cpio -id --quiet 2>/dev/null)
+[ $rc -eq 0 ] && [ "$(cat "$work/x7/etc/asyncprobe/root-fstype" 2>/dev/null)" = ext4 ] &&
+	find "$work/x7" -name 'ext4.ko*' | grep -q . && [ ! -e "$work/x7/etc/asyncprobe/root-path" ]
+vm_ok $? "--root-fstype=ext4 (with --no-default-modules): /etc/asyncprobe/root-fstype holds ext4, and ext4's module is in the image"
+"$mk" -o "$work/img2" --root-fstype='ext4;x' >/dev/null 2>&1
+rc=$?
+"$mk" -o "$work/img2" --root-fstype= >/dev/null 2>&1
+rc2=$?
+vm_ok "$([ $rc -eq 100 ] && [ $rc2 -eq 100 ]; echo $?)" "a bad or empty --root-fstype is refused ($rc, $rc2)"
 
 # libkmod's libcrypto.so.3: asyncprobe's stand-in (lib.sh names the build
 # tree's), whose exports are what libkmod imports; the real library when a
