@@ -58,6 +58,15 @@ enum ap_kind ap_classify(struct udev_device *dev, bool all_modules, bool include
  */
 struct udev_device *ap_owner(struct udev_device *dev, bool all_modules, bool include_loop);
 
+/* True when the @n bytes at @s are a SCSI device's name, "H:C:T:L". */
+bool ap_is_hctl(const char *s, size_t n);
+
+/*
+ * @dev's modalias: its "modalias" attribute, else its uevent MODALIAS.
+ * Owned by @dev.
+ */
+const char *ap_device_modalias(struct udev_device *dev);
+
 /* True for the modalias of a storage controller or disk device (PCI class 01xx or 0805, virtio block/SCSI, USB class 08, mmc:block). */
 bool ap_modalias_is_storage(const char *modalias);
 

@@ -117,23 +117,69 @@ static enum ap_kind classify_block(struct udev_device *dev, bool include_loop)
 	return AP_KIND_DISK;
 }
 
+/*
+ * "H:C:T:L", the name the SCSI midlayer gives every SCSI device (its hosts
+ * are "hostN", its targets "targetH:C:T"), @n bytes at @s.
+ */
+bool ap_is_hctl(const char *s, size_t n)
+{
+	unsigned int colons = 0;
+	bool digit = false;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] >= '0' && s[i] <= '9') {
+			digit = true;
+		} else if (s[i] == ':' && digit) {
+			colons++;
+			digit = false;
+		} else {
+			return false;
+		}
+	}
+	return colons == 3 && digit;
+}
+
+/*
+ * A device's modalias: its "modalias" attribute, else the MODALIAS of its
+ * uevent file (umockdev's recordings may hold only that).  The attribute
+ * comes first because showing the uevent file takes the device's lock
+ * (uevent_show(), drivers/base/core.c), which a driver's probe holds
+ * for as long as it runs: sd's of a disk that never answers, forever.
+ */
+const char *ap_device_modalias(struct udev_device *dev)
+{
+	const char *m = udev_device_get_sysattr_value(dev, "modalias");
+
+	return m && *m ? m : udev_device_get_property_value(dev, "MODALIAS");
+}
+
+/*
+ * Classified by sysfs names, links and attributes wherever they tell, not
+ * by the uevent file's DEVTYPE and MODALIAS (see ap_device_modalias()):
+ * a SCSI device by its name, so that neither classifying a disk's SCSI
+ * device nor climbing to it from below waits for its upper driver's probe.
+ */
 enum ap_kind ap_classify(struct udev_device *dev, bool all_modules, bool include_loop)
 {
 	const char *subsystem = udev_device_get_subsystem(dev);
-	const char *devtype, *modalias;
+	const char *sysname, *devtype, *modalias = NULL;
 
 	if (!subsystem)
 		return AP_KIND_NONE;
 	if (strcmp(subsystem, "block") == 0)
 		return classify_block(dev, include_loop);
 
-	devtype = udev_device_get_devtype(dev);
-	if (strcmp(subsystem, "scsi") == 0)
-		return ap_streq_ptr(devtype, "scsi_device") ? AP_KIND_SCSI : AP_KIND_NONE;
+	if (strcmp(subsystem, "scsi") == 0) {
+		sysname = udev_device_get_sysname(dev);
+		return sysname && ap_is_hctl(sysname, strlen(sysname)) ? AP_KIND_SCSI : AP_KIND_NONE;
+	}
 
-	modalias = udev_device_get_property_value(dev, "MODALIAS");
-	if (all_modules && modalias && *modalias)
-		return AP_KIND_CONTROLLER;
+	if (all_modules) {
+		modalias = ap_device_modalias(dev);
+		if (modalias && *modalias)
+			return AP_KIND_CONTROLLER;
+	}
 
 	if (strcmp(subsystem, "pci") == 0) {
 		unsigned long class = sysattr_ulong(dev, "class", 16, 0);
@@ -144,19 +190,23 @@ enum ap_kind ap_classify(struct udev_device *dev, bool all_modules, bool include
 		return AP_KIND_NONE;
 	}
 	if (strcmp(subsystem, "virtio") == 0) {
+		modalias = modalias ? modalias : ap_device_modalias(dev);
 		/* device id 2 is block, 8 is SCSI host */
 		if (ap_startswith(modalias, "virtio:d00000002v") || ap_startswith(modalias, "virtio:d00000008v"))
 			return AP_KIND_CONTROLLER;
 		return AP_KIND_NONE;
 	}
 	if (strcmp(subsystem, "usb") == 0) {
+		devtype = udev_device_get_devtype(dev);
 		if (ap_streq_ptr(devtype, "usb_interface") &&
 		    sysattr_ulong(dev, "bInterfaceClass", 16, 0) == 0x08)
 			return AP_KIND_CONTROLLER;
 		return AP_KIND_NONE;
 	}
-	if (strcmp(subsystem, "mmc") == 0)
+	if (strcmp(subsystem, "mmc") == 0) {
+		modalias = modalias ? modalias : ap_device_modalias(dev);
 		return ap_streq_ptr(modalias, "mmc:block") ? AP_KIND_CONTROLLER : AP_KIND_NONE;
+	}
 	return AP_KIND_NONE;
 }
 
@@ -440,6 +490,38 @@ static int found_add(struct ap_found_list *l, struct udev_device *dev, enum ap_k
 	return 0;
 }
 
+/*
+ * True when @path lies below a SCSI device that itself lies below
+ * @parent_syspath (below /sys/devices without one): an H:C:T:L component
+ * before the last.  Everything there (the disk, its scsi_disk, bsg and
+ * scsi_generic nodes) is owned by that SCSI device, which enumerates it
+ * itself; skipping it unread keeps a controller's enumeration from ever
+ * touching a device whose upper driver is still probing.
+ */
+static bool below_scsi_device(const char *path, const char *parent_syspath)
+{
+	const char *p, *slash;
+
+	if (parent_syspath) {
+		size_t n = strlen(parent_syspath);
+
+		if (strncmp(path, parent_syspath, n) != 0 || path[n] != '/')
+			return false;
+		p = path + n + 1;
+	} else {
+		p = strstr(path, "/devices/");
+		if (!p)
+			return false;
+		p += strlen("/devices/");
+	}
+	while ((slash = strchr(p, '/'))) {
+		if (ap_is_hctl(p, (size_t)(slash - p)))
+			return true;
+		p = slash + 1;
+	}
+	return false;
+}
+
 int ap_enumerate(struct udev *udev, const char *parent_syspath, bool all_modules,
 		 bool include_loop, struct ap_found_list *ret)
 {
@@ -487,6 +569,8 @@ int ap_enumerate(struct udev *udev, const char *parent_syspath, bool all_modules
 
 		if (parent_syspath && strcmp(path, parent_syspath) == 0)
 			continue;
+		if (below_scsi_device(path, parent_syspath))
+			continue;   /* the SCSI device's business, see there */
 		dev = udev_device_new_from_syspath(udev, path);
 		if (!dev)
 			continue;   /* gone meanwhile */
@@ -570,6 +654,17 @@ int ap_count_children(struct udev *udev, const char *syspath, const char *subsys
 			continue;       /* the parent matches itself */
 		if (!devtype && !match) {
 			n++;
+			continue;
+		}
+		/*
+		 * A SCSI device by its name, as ap_classify() does: its
+		 * DEVTYPE is in the uevent file, which cannot be read while
+		 * its upper driver probes.
+		 */
+		if (!match && strcmp(subsystem, "scsi") == 0 && strcmp(devtype, "scsi_device") == 0) {
+			t = strrchr(path, '/');
+			t = t ? t + 1 : path;
+			n += ap_is_hctl(t, strlen(t));
 			continue;
 		}
 		d = udev_device_new_from_syspath(udev, path);

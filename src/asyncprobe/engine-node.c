@@ -59,18 +59,22 @@ void node_free(struct ap_node *n)
 /* Fill the plain-data description of a node from its udev device. */
 void node_describe(struct ap_node *n, struct udev_device *dev)
 {
-	const char *devnode = udev_device_get_devnode(dev);
-	const char *dn = udev_device_get_property_value(dev, "DEVNAME");
-
 	free(n->sysname);
 	n->sysname = ap_strdup_or_null(udev_device_get_sysname(dev), NULL);
 	free(n->subsystem);
 	n->subsystem = ap_strdup_or_null(udev_device_get_subsystem(dev), NULL);
 	free(n->modalias);
-	n->modalias = ap_strdup_or_null(udev_device_get_property_value(dev, "MODALIAS"), NULL);
+	n->modalias = ap_strdup_or_null(ap_device_modalias(dev), NULL);
 	free(n->driver);
 	n->driver = ap_strdup_or_null(udev_device_get_driver(dev), NULL);
+	/*
+	 * Only a block device's uevent file is read here (for DEVNAME): a
+	 * SCSI device's cannot be while its upper driver probes it.
+	 */
 	if (n->kind == AP_KIND_DISK || n->kind == AP_KIND_PARTITION) {
+		const char *devnode = udev_device_get_devnode(dev);
+		const char *dn = udev_device_get_property_value(dev, "DEVNAME");
+
 		free(n->devnode);
 		n->devnode = ap_strdup_or_null(devnode, NULL);
 		free(n->devname);

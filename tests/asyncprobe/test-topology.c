@@ -98,6 +98,22 @@ static void test_compare(void)
 		   ap_devpath_compare(less[i].b, less[i].a) > 0,
 		   "%s sorts before %s", less[i].a, less[i].b);
 	ok(ap_devpath_compare("/devices/a/host2", "/devices/a/host2") == 0, "equal paths compare equal");
+
+	/* SCSI devices are told by their names (ap_classify()). */
+	{
+		static const char *const hctl[] = { "0:0:0:0", "2:0:10:0", "10:1:255:31" };
+		static const char *const not_hctl[] = {
+			"host2", "target2:0:1", "0:0:0", "0:0:0:0:0", "0::0:0", ":0:0:0",
+			"0:0:0:", "2:0:1:0-part", "", "sda",
+		};
+
+		for (i = 0; i < sizeof(hctl) / sizeof(hctl[0]); i++)
+			ok(ap_is_hctl(hctl[i], strlen(hctl[i])), "%s is a SCSI device name", hctl[i]);
+		for (i = 0; i < sizeof(not_hctl) / sizeof(not_hctl[0]); i++)
+			ok(!ap_is_hctl(not_hctl[i], strlen(not_hctl[i])), "\"%s\" is not a SCSI device name",
+			   not_hctl[i]);
+		ok(ap_is_hctl("1:0:0:0/block", 7), "a component is judged by its length");
+	}
 }
 
 static char *names_of(struct udev *udev, const struct ap_found_list *l)
