@@ -170,7 +170,12 @@ static void report(const char *text, const char *file)
 		if (len > 0) {
 			n = snprintf(rec, sizeof(rec), "<%d>asyncprobe[%d]: %.*s", AP_LOG_DEBUG,
 				     (int)getpid(), (int)len, p);
-			if (n > 0 && write(kmsg, rec, (size_t)n < sizeof(rec) ? (size_t)n : sizeof(rec) - 1) < 0)
+			if (n < 0)
+				break;
+			if ((size_t)n > sizeof(rec) - 2)
+				n = (int)sizeof(rec) - 2;
+			rec[n++] = '\n';       /* a finished record (see log.c) */
+			if (write(kmsg, rec, (size_t)n) < 0)
 				break;
 		}
 		p += len;

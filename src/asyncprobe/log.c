@@ -98,10 +98,21 @@ void ap_logv(int prio, const char *fmt, va_list ap)
 		return;
 	vsnprintf(raw, sizeof(raw), fmt, ap);
 	if (log_fd >= 0) {
+		size_t len;
+
 		n = snprintf(buf, sizeof(buf), "<%d>asyncprobe[%d]: ", prio, (int)getpid());
-		escape_controls(raw, buf + n, sizeof(buf) - (size_t)n);
-		/* one write per record: kmsg takes a record per write */
-		if (write(log_fd, buf, strlen(buf)) < 0) {
+		escape_controls(raw, buf + n, sizeof(buf) - (size_t)n - 1);
+		/*
+		 * One write per record: kmsg takes a record per write.  It ends
+		 * with a newline: the kernel keeps a record without one open for
+		 * a continuation, and readers (dmesg, the journal) see it only
+		 * once someone logs the next record, so a run's last line (its
+		 * summary, from a probe process that outlived PID 1's part)
+		 * could stay invisible.
+		 */
+		len = strlen(buf);
+		buf[len++] = '\n';
+		if (write(log_fd, buf, len) < 0) {
 			/* nothing better to do */
 		}
 	} else {
