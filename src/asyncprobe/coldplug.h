@@ -262,6 +262,14 @@ bool ap_modules_scsi_scan_sync(void);
  */
 char *ap_modules_insert_options(const char *name, const char *options, bool async);
 
+/*
+ * While on, a device's own driver inserted by the calling thread gets
+ * async_probe too (the root's controller in a fastboot run, modules.c):
+ * the caller then waits for the driver's probe and what it enumerates
+ * itself.  Per thread; off by default.
+ */
+void ap_modules_set_async_own(bool on);
+
 /* Does the running kernel take async_probe for every module (Linux 4.2 and later)? */
 bool ap_kernel_has_async_probe(void);
 

@@ -172,8 +172,19 @@ static void run_controller(struct ap_node *n, struct udev *udev)
 	unsigned int timeout = n->e->cfg.device_timeout_ms;
 	struct udev_device *d;
 	uint64_t t0;
+	bool root = root_controller_node(n->e, n);
 
+	/*
+	 * Root first in a fastboot run (engine-root.c, "The root's controller
+	 * probes first"): the root's controller's driver goes in first, the
+	 * others' once it has probed, and all of them with async_probe
+	 * (modules.c, "The root's controller").
+	 */
+	if (!root)
+		root_controller_wait(n);
+	ap_modules_set_async_own(root_first_async(n->e));
 	load_modules(n, n->sysname);
+	ap_modules_set_async_own(false);
 
 	if (!n->e->cfg.dry_run) {
 		t0 = ap_now_ns();
@@ -186,6 +197,7 @@ static void run_controller(struct ap_node *n, struct udev *udev)
 		if (n->driver || any_module_ok(n)) {
 			int r = wait_probe_returned(n, udev, AP_BIND_GRACE_MS);
 
+			root_controller_probed(n->e, n);        /* the others' drivers may go in */
 			if (r < 0)
 				return;         /* given up: its devices are not touched */
 			if (r == 0)
@@ -220,6 +232,7 @@ static void run_controller(struct ap_node *n, struct udev *udev)
 	if (n->e->modules_on)
 		ap_modules_note_unbound(n->e->mods, n->modalias, n->sysname, n->syspath, n->driver,
 					&n->loads, &n->n_loads);
+	root_controller_probed(n->e, n);        /* no driver to wait for, or dry run */
 	log_info("controller %s%s%s%s", n->sysname, n->driver ? " [" : "",
 		 n->driver ? n->driver : "", n->driver ? "]" : "");
 	collect_children(udev, n);
@@ -372,6 +385,7 @@ void node_run(void *data, async_cookie_t cookie)
 		call_ready(udev, n);
 		udev_unref(udev);
 	}
+	root_controller_probed(e, n);   /* whatever became of it: nobody waits longer */
 
 	pthread_mutex_lock(&e->lock);
 	if (n->abandoned) {

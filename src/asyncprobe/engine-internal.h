@@ -41,6 +41,8 @@
 #define AP_HANG_CHECK_MS 250
 /* How long a device may stay without a driver before it counts as declined. */
 #define AP_BIND_GRACE_MS 1000
+/* How often the wait for libata's ports looks again without a uevent (engine-wait.c). */
+#define AP_ATA_RECHECK_MS 25
 
 enum node_state {
 	NODE_NEW = 0,       /* registered, not yet scheduled */
@@ -151,6 +153,8 @@ struct ap_engine {
 					 * order_drain() schedule it without calling that file */
 	char *root_path;                /* the root's by-path name (root first), or NULL */
 	char root_pci[16];              /* ... the PCI address in it, or "" */
+	bool root_ctl_probed;           /* lock: the root's controller's driver probed it, or
+					 * there is none to wait for (root_controller_wait()) */
 };
 
 /* The signal a stop request came with (ap_engine_request_stop()), or 0. */
@@ -196,6 +200,10 @@ void root_first_setup(struct ap_engine *e);
 void root_first_sort(struct ap_engine *e, struct udev *udev, struct ap_node *n);
 /* Is @n (a SCSI or virtio device, a disk, a partition) on the root's chain? */
 bool root_chain_node(struct ap_engine *e, struct udev *udev, const struct ap_node *n);
+bool root_controller_node(const struct ap_engine *e, const struct ap_node *n);
+bool root_first_async(const struct ap_engine *e);
+void root_controller_probed(struct ap_engine *e, const struct ap_node *n);
+void root_controller_wait(struct ap_node *n);
 
 /* engine-wait.c */
 bool wait_pred_has_child(void *data);

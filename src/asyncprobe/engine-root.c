@@ -11,10 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "engine-internal.h"
 #include "coldplug.h"
 #include "identity.h"
+#include "trace.h"
 
 /* "dddd:bb:dd.f" at @s, ending there or with a '-'. */
 static bool at_pci_address(const char *s)
@@ -44,6 +46,7 @@ void root_first_setup(struct ap_engine *e)
 	const char *name = e->cfg.root_path, *p;
 	const char *src = e->cfg.root_path_source ? e->cfg.root_path_source : "--root-path";
 
+	e->root_ctl_probed = true;      /* nothing to wait for, unless set below */
 	if (!name || !*name || strcmp(name, "none") == 0)
 		return;
 	if (strncmp(name, "/dev/", 5) == 0)
@@ -64,6 +67,7 @@ void root_first_setup(struct ap_engine *e)
 			    src, name);
 	else
 		log_info("%s=%s: the root's controller %s comes first", src, name, e->root_pci);
+	e->root_ctl_probed = !(e->parallel && e->root_pci[0]);
 }
 
 /* Is @syspath the root's PCI device or below it? */
@@ -158,6 +162,101 @@ bool root_chain_node(struct ap_engine *e, struct udev *udev, const struct ap_nod
 }
 
 /*
+ * Is @n the root's controller (or a controller below it: its virtio
+ * device), in a fastboot run?  Its own driver is then inserted with
+ * async_probe (modules.c, run_controller()): its insertion does not wait
+ * for every other driver's asynchronous work, only its own probe does.
+ */
+bool root_controller_node(const struct ap_engine *e, const struct ap_node *n)
+{
+	return root_first_async(e) && n->syspath && on_root_controller(e, n->syspath);
+}
+
+/*
+ * A fastboot run with a root path: every controller's own driver goes in
+ * with async_probe.  The root's, so that its insertion does not wait for
+ * every other driver's asynchronous work; the others', because the root's
+ * SCSI device may have loaded sd_mod before they scan their buses, and sd's
+ * asynchronous probe of a disk that hangs would then hold their insertion
+ * (the barrier at its end) with their healthy disks.  The engine waits for
+ * each probe and what it enumerates itself (engine-wait.c).
+ */
+bool root_first_async(const struct ap_engine *e)
+{
+	return e->parallel && e->root_pci[0];
+}
+
+/*
+ * The root's controller probes first.  libata scans each port's devices
+ * only after every asynchronous call scheduled before the port's probe
+ * has ended (async_synchronize_cookie() in async_port_probe(), to keep
+ * the device order), and the kernel has one such domain: an NVMe
+ * controller's reset and namespace scan (nvme_async_probe()), scheduled
+ * by an insertion beside the root's, held the root's disk for as long
+ * (its insertion, or with async_probe its ports' scan, took 1.1-1.5 s
+ * against 0.5-0.8 s alone under TCG).  So in a fastboot run with a root
+ * path, every other controller's driver goes in once the root's
+ * controller (the PCI device at the root's address) has been probed by
+ * its driver: its ports then have their places in that domain, before
+ * anything the other drivers schedule.  Only the insertion waits, for the
+ * root controller's probe (its "bind", not its disks), bounded by
+ * --device-timeout; a root path naming no controller releases them at
+ * once (root_first_sort()).
+ */
+static bool is_root_pci_node(const struct ap_engine *e, const struct ap_node *n)
+{
+	const char *b;
+
+	if (!e->root_pci[0] || !n || !n->syspath)
+		return false;
+	b = strrchr(n->syspath, '/');
+	return b && strcmp(b + 1, e->root_pci) == 0;
+}
+
+/* @n's driver has probed it, or its call ended or gave up; NULL: none is coming. */
+void root_controller_probed(struct ap_engine *e, const struct ap_node *n)
+{
+	if (n && !is_root_pci_node(e, n))
+		return;
+	pthread_mutex_lock(&e->lock);
+	if (!e->root_ctl_probed) {
+		e->root_ctl_probed = true;
+		pthread_cond_broadcast(&e->cond);
+	}
+	pthread_mutex_unlock(&e->lock);
+}
+
+/* Before a controller that is not the root's inserts its driver. */
+void root_controller_wait(struct ap_node *n)
+{
+	struct ap_engine *e = n->e;
+	uint64_t t0 = ap_now_ns(), end = t0 + (uint64_t)e->cfg.device_timeout_ms * 1000000ULL;
+	struct timespec ts;
+	bool probed;
+
+	if (!e->parallel || !e->root_pci[0] || root_controller_node(e, n))
+		return;
+	pthread_mutex_lock(&e->lock);
+	probed = e->root_ctl_probed;
+	pthread_mutex_unlock(&e->lock);
+	if (probed)
+		return;
+	node_step(n, "waiting for the root's controller to probe");
+	ts.tv_sec = (time_t)(end / 1000000000ULL);
+	ts.tv_nsec = (long)(end % 1000000000ULL);
+	pthread_mutex_lock(&e->lock);
+	while (!e->root_ctl_probed && !e->stopping && !n->abandoned)
+		if (pthread_cond_timedwait(&e->cond, &e->lock, &ts) == ETIMEDOUT)
+			break;
+	probed = e->root_ctl_probed;
+	pthread_mutex_unlock(&e->lock);
+	if (!probed)
+		log_warning("%s: the root's controller %s did not probe within %u ms; loading this "
+			    "driver anyway", n->sysname, e->root_pci, e->cfg.device_timeout_ms);
+	ap_trace_phase(n->call, "wait", t0, ap_now_ns());
+}
+
+/*
  * Root first, applied to @n's list of children (sorted by topology)
  * before they are put into the order.  Discovery's list: the controllers
  * at the root's PCI address first.  Below them: the child on the root's
@@ -185,6 +284,8 @@ void root_first_sort(struct ap_engine *e, struct udev *udev, struct ap_node *n)
 		k += first[i];
 	}
 	if (!k) {
+		if (n->discovery)
+			root_controller_probed(e, NULL);        /* no root's controller to wait for */
 		if (n->discovery)
 			log_notice("root path %s: no controller at %s (a disk moved, or another machine's "
 				   "image): the order is unchanged", e->root_path, e->root_pci);

@@ -7,9 +7,12 @@
  * run_scsi()).  Each wait is bounded by
  * --device-timeout or by the hang rule (engine-settle.c).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -219,75 +222,210 @@ int wait_probe_returned(struct ap_node *n, struct udev *udev, unsigned int grace
 	}
 }
 
+/*
+ * libata's ports, read from sysfs directly.  A controller's subtree holds
+ * every port's links, device positions, SCSI host, targets and disks with
+ * their queues and partitions: hundreds of directories, which libudev's
+ * enumeration of the controller's children walked and turned into devices
+ * on every look (0.3-0.5 s under TCG for ICH9's six ports, more than the
+ * ports took to probe).  What the wait needs are a few plain attributes at
+ * known places, below the controller's "ataN" directories:
+ *
+ *   ataN/linkL/devL.D/ata_device/devL.D/{pio_mode,class}   each position
+ *   ataN/linkL/ata_link/linkL/sata_spd                      SATA links
+ *   ataN/hostH/scsi_host/hostH/state                        the port's host
+ *   ataN/hostH/targetH:C:T/H:C:T:L                          its SCSI devices
+ *
+ * (a port multiplier's links are linkL.P beside linkL).  No attribute read
+ * here takes a device lock (uevent would), so a disk being probed cannot
+ * hold the wait.
+ */
 struct ata_count {
-	int unknown, present;
+	int unknown, present, scsi;
 	char *report;           /* NULL, or where to list what each device showed */
 	size_t report_size;
 };
 
-/*
- * One ATA device position (dev1.0).  "class" is "unknown" until error
- * handling attaches a device there, and stays so for an empty position;
- * what tells an empty position that was probed from one not probed yet is
- * "pio_mode": "<n/a>" until the port's first reset, which sets every
- * position of the link to PIO0.  A SATA link that came up after that
- * reset shows its speed in its ata_link's "sata_spd" (else "<unknown>"):
- * a device is expected there, and counted as not probed until it has its
- * class.  (PATA has no sata_spd: an empty position counts as probed after
- * the reset, one with a device once error handling has set its class.)
- */
-static bool count_ata_class(struct udev_device *d, void *arg)
+/* snprintf() into @buf; false when it did not fit. */
+static bool __attribute__((format(printf, 3, 4))) pathf(char *buf, size_t size, const char *fmt, ...)
 {
-	struct ata_count *c = arg;
-	const char *cls = udev_device_get_sysattr_value(d, "class");
-	const char *pio = udev_device_get_sysattr_value(d, "pio_mode");
-	const char *spd = NULL;
-	struct udev_device *link;
-	char spd_buf[32];
+	va_list ap;
+	int n;
 
-	/* ata_device dev1.0 sits in link1/dev1.0/ata_device/dev1.0; its link: link1/ata_link/link1 */
-	link = udev_device_get_parent(udev_device_get_parent(d));
-	if (link) {
-		char path[PATH_MAX];
-		struct udev_device *ld;
-
-		snprintf(path, sizeof(path), "%s/ata_link/%s", udev_device_get_syspath(link),
-			 udev_device_get_sysname(link));
-		ld = udev_device_new_from_syspath(udev_device_get_udev(d), path);
-		if (ld) {
-			const char *v = udev_device_get_sysattr_value(ld, "sata_spd");
-
-			if (v) {
-				snprintf(spd_buf, sizeof(spd_buf), "%s", v);
-				spd = spd_buf;
-			}
-			udev_device_unref(ld);
-		}
-	}
-	if (cls && (strncmp(cls, "ata", 3) == 0 || strncmp(cls, "zac", 3) == 0))
-		c->present++;
-	else if (!cls || !pio || strncmp(pio, "<n/a>", 5) == 0 ||
-		 (spd && strncmp(spd, "<unknown>", 9) != 0))
-		c->unknown++;
-	if (c->report) {
-		size_t k = strlen(c->report);
-
-		snprintf(c->report + k, c->report_size - k, " %s=%s/%s/%s",
-			 udev_device_get_sysname(d), cls ? cls : "?", pio ? pio : "?",
-			 spd ? spd : "-");
-	}
-	return true;
+	va_start(ap, fmt);
+	n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	return n >= 0 && (size_t)n < size;
 }
 
-/* libata: every port has classified its devices and added their SCSI devices. */
+/* The first line of @dir/@name into @buf ("" when unreadable). */
+static void read_attr(const char *dir, const char *name, char *buf, size_t size)
+{
+	char path[PATH_MAX];
+	ssize_t k = -1;
+	int fd;
+
+	buf[0] = '\0';
+	if (!pathf(path, sizeof(path), "%s/%s", dir, name))
+		return;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		k = read(fd, buf, size - 1);
+		close(fd);
+	}
+	buf[k > 0 ? k : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* Does @s begin with @prefix followed by a digit? */
+static bool named(const char *s, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return strncmp(s, prefix, n) == 0 && s[n] >= '0' && s[n] <= '9';
+}
+
+/* The subdirectories of @dir whose names begin with @prefix and a digit. */
+static size_t list_named(const char *dir, const char *prefix, char names[][NAME_MAX + 1],
+			 size_t max)
+{
+	struct dirent *de;
+	size_t n = 0;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return 0;
+	while (n < max && (de = readdir(d)))
+		if (named(de->d_name, prefix))
+			snprintf(names[n++], NAME_MAX + 1, "%s", de->d_name);
+	closedir(d);
+	return n;
+}
+
+#define ATA_MAX_LINKS 16        /* a port's host link and up to 15 behind a multiplier */
+
+/*
+ * One port, @port its directory.  The order of the reads matters: the
+ * reset marks every position PIO0 when it begins, before the link comes
+ * up and shows its speed, so for a moment a position with a device looks
+ * probed and empty.  Error handling is still running then, and the port's
+ * SCSI host says so: its state is "recovery" from the moment the port's
+ * probe schedules error handling (ata_port_probe(), scsi_schedule_eh())
+ * until it has reset, classified and configured every device.  So: every
+ * position's "pio_mode" first (not "<n/a>": error handling has begun),
+ * then the host's state ("running": it has ended, since it runs once
+ * while the port probes), then "class" and "sata_spd", final by then, then
+ * the SCSI devices the port added for what it classified.
+ */
+static void ata_port_count(const char *port, struct ata_count *c)
+{
+	char links[ATA_MAX_LINKS][NAME_MAX + 1], devs[2][NAME_MAX + 1], hosts[1][NAME_MAX + 1];
+	char dir[PATH_MAX], pio[32], cls[32], spd[32], st[32], targets[8][NAME_MAX + 1];
+	size_t nl, nd, nh, nt, i, j;
+	bool started = true, running = false;
+
+	nl = list_named(port, "link", links, ATA_MAX_LINKS);
+	for (i = 0; i < nl; i++) {
+		if (!pathf(dir, sizeof(dir), "%s/%s", port, links[i]))
+			continue;
+		nd = list_named(dir, "dev", devs, 2);
+		for (j = 0; j < nd; j++) {
+			if (!pathf(dir, sizeof(dir), "%s/%s/%s/ata_device/%s", port, links[i], devs[j],
+				 devs[j]))
+				continue;
+			read_attr(dir, "pio_mode", pio, sizeof(pio));
+			if (!pio[0] || strncmp(pio, "<n/a>", 5) == 0)
+				started = false;
+		}
+	}
+	nh = list_named(port, "host", hosts, 1);
+	if (nh && pathf(dir, sizeof(dir), "%s/%s/scsi_host/%s", port, hosts[0], hosts[0])) {
+		read_attr(dir, "state", st, sizeof(st));
+		running = strcmp(st, "running") == 0;
+	}
+	for (i = 0; i < nl; i++) {
+		if (!pathf(dir, sizeof(dir), "%s/%s/ata_link/%s", port, links[i], links[i]))
+			continue;
+		read_attr(dir, "sata_spd", spd, sizeof(spd));
+		if (!pathf(dir, sizeof(dir), "%s/%s", port, links[i]))
+			continue;
+		nd = list_named(dir, "dev", devs, 2);
+		for (j = 0; j < nd; j++) {
+			if (!pathf(dir, sizeof(dir), "%s/%s/%s/ata_device/%s", port, links[i], devs[j],
+				 devs[j]))
+				continue;
+			read_attr(dir, "class", cls, sizeof(cls));
+			/* PATA has no sata_spd: an empty position is probed once reset */
+			if (strncmp(cls, "ata", 3) == 0 || strncmp(cls, "zac", 3) == 0)
+				c->present++;
+			else if (!cls[0] || !started || !running ||
+				 (spd[0] && strcmp(spd, "<unknown>") != 0))
+				c->unknown++;
+			if (c->report) {
+				size_t n = strlen(c->report);
+
+				snprintf(c->report + n, c->report_size - n, " %s=%s/%s/%s%s", devs[j],
+					 cls[0] ? cls : "?", started ? "set" : "<n/a>",
+					 spd[0] ? spd : "-", running ? "" : "/in-eh");
+			}
+		}
+	}
+	if (!nh)
+		return;
+	if (!pathf(dir, sizeof(dir), "%s/%s", port, hosts[0]))
+		return;
+	nt = list_named(dir, "target", targets, 8);
+	for (i = 0; i < nt; i++) {
+		struct dirent *de;
+		DIR *d;
+
+		if (!pathf(dir, sizeof(dir), "%s/%s/%s", port, hosts[0], targets[i]))
+			continue;
+		d = opendir(dir);
+		if (!d)
+			continue;
+		while ((de = readdir(d)))
+			if (ap_is_hctl(de->d_name, strlen(de->d_name)))
+				c->scsi++;
+		closedir(d);
+	}
+}
+
+/* The ports of the libata controller @syspath: how many; counts in @c. */
+static int ata_ports_count(const char *syspath, struct ata_count *c)
+{
+	char port[PATH_MAX];
+	struct dirent *de;
+	int n = 0;
+	DIR *d = opendir(syspath);
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		if (!named(de->d_name, "ata") || de->d_name[3 + strspn(de->d_name + 3, "0123456789")])
+			continue;
+		n++;
+		if (c && pathf(port, sizeof(port), "%s/%s", syspath, de->d_name))
+			ata_port_count(port, c);
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * libata: every port has classified its devices and added their SCSI
+ * devices.  With the driver's probe synchronous the insertion's own
+ * barrier ended after all of that, and this was true at once; with
+ * async_probe (the root's controller, modules.c) it is what the call
+ * waits for.
+ */
 static bool pred_ata_ports_done(void *data)
 {
 	struct wait_ctx *w = data;
-	struct ata_count c = { 0, 0, NULL, 0 };
+	struct ata_count c = { 0 };
 
-	ap_count_children(w->udev, w->syspath, "ata_device", NULL, count_ata_class, &c);
-	return c.unknown == 0 &&
-	       ap_count_children(w->udev, w->syspath, "scsi", "scsi_device", NULL, NULL) >= c.present;
+	ata_ports_count(w->syspath, &c);
+	return c.unknown == 0 && c.scsi >= c.present;
 }
 
 /*
@@ -301,13 +439,25 @@ void wait_enumerated(struct ap_node *n, struct udev *udev)
 	unsigned int timeout = n->e->cfg.device_timeout_ms;
 	uint64_t t0 = ap_now_ns();
 
-	if (ap_count_children(udev, n->syspath, "ata_port", NULL, NULL, NULL) > 0) {
-		if (ap_monitor_wait(n->e->mon, pred_ata_ports_done, &w, timeout) < 0) {
-			char report[1024] = "";
-			struct ata_count c = { 0, 0, report, sizeof(report) };
+	if (ata_ports_count(n->syspath, NULL) > 0) {
+		uint64_t end = t0 + (uint64_t)timeout * 1000000ULL;
+		int r;
 
-			ap_count_children(udev, n->syspath, "ata_device", NULL, count_ata_class, &c);
-			log_warning("%s: ATA ports not all probed after %u ms (class/pio/link speed:%s)",
+		/*
+		 * No uevent marks the end of an empty port's error handling
+		 * (nor a class or a mode being set), so look again every
+		 * AP_ATA_RECHECK_MS as well as on every uevent.
+		 */
+		while ((r = ap_monitor_wait(n->e->mon, pred_ata_ports_done, &w,
+					    AP_ATA_RECHECK_MS)) < 0 && ap_now_ns() < end &&
+		       !node_given_up(n))
+			;
+		if (r < 0) {
+			char report[1024] = "";
+			struct ata_count c = { .report = report, .report_size = sizeof(report) };
+
+			ata_ports_count(n->syspath, &c);
+			log_warning("%s: ATA ports not all probed after %u ms (class/pio/link speed/host:%s)",
 				    n->sysname, timeout, report);
 		} else
 			log_info("%s: ATA ports probed after %.0f ms", n->sysname,

@@ -75,7 +75,11 @@
  * take its link).  The order is still a function of the tree and that name
  * alone, the same in sequential, fastboot and chaos runs.  A name that
  * matches no controller, or no device below it, changes nothing and is
- * logged (at the end of the run: no device has that by-path link).
+ * logged (at the end of the run: no device has that by-path link).  In
+ * fastboot runs the root's controller also probes first (engine-root.c,
+ * "The root's controller probes first"): its driver goes in with
+ * async_probe, the others' once it has been probed, so the kernel's
+ * single asynchronous domain holds nothing of theirs before its ports.
  *
  * Sequentially (no fastboot) the calls run one at a time on one worker.
  * The top level runs next the first queued call in the order, except

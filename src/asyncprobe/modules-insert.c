@@ -325,6 +325,14 @@ static int insert_file(struct ap_modules *m, struct action *a, const char *opts)
 	return r;
 }
 
+/* ap_modules_set_async_own(): per thread, off by default */
+static __thread bool thread_async_own;
+
+void ap_modules_set_async_own(bool on)
+{
+	thread_async_own = on;
+}
+
 /* Carry out one action, without m->lock.  0 (also for "already there") or -errno. */
 int modules_action_run(struct ap_modules *m, struct action *a, bool *inserted, bool own_probe)
 {
@@ -349,7 +357,8 @@ int modules_action_run(struct ap_modules *m, struct action *a, bool *inserted, b
 	 */
 	if (m->foreign)
 		return -ENOEXEC;
-	async = !own_probe && __atomic_load_n(&m->async_probe, __ATOMIC_RELAXED) != 0;
+	async = (!own_probe || thread_async_own) &&
+		__atomic_load_n(&m->async_probe, __ATOMIC_RELAXED) != 0;
 	opts = insert_options(a, async);
 	if (!opts)
 		return -ENOMEM;
