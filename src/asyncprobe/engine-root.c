@@ -191,17 +191,17 @@ bool root_first_async(const struct ap_engine *e)
  * only after every asynchronous call scheduled before the port's probe
  * has ended (async_synchronize_cookie() in async_port_probe(), to keep
  * the device order), and the kernel has one such domain: an NVMe
- * controller's reset and namespace scan (nvme_async_probe()), scheduled
- * by an insertion beside the root's, held the root's disk for as long
- * (its insertion, or with async_probe its ports' scan, took 1.1-1.5 s
- * against 0.5-0.8 s alone under TCG).  So in a fastboot run with a root
- * path, every other controller's driver goes in once the root's
+ * controller's reset and namespace scan (nvme_async_probe()), or any
+ * other driver's asynchronous work scheduled by an insertion beside the
+ * root's, would hold the root's disk for as long.  So in a fastboot run
+ * with a root path, every other controller's driver goes in once the root's
  * controller (the PCI device at the root's address) has been probed by
  * its driver: its ports then have their places in that domain, before
  * anything the other drivers schedule.  Only the insertion waits, for the
  * root controller's probe (its "bind", not its disks), bounded by
  * --device-timeout; a root path naming no controller releases them at
- * once (root_first_sort()).
+ * once (root_first_sort()).  (The hold was not measured apart from the
+ * insertions with async_probe it came with: see the README, Performance.)
  */
 static bool is_root_pci_node(const struct ap_engine *e, const struct ap_node *n)
 {
