@@ -262,19 +262,10 @@ static bool __attribute__((format(printf, 3, 4))) pathf(char *buf, size_t size, 
 static void read_attr(const char *dir, const char *name, char *buf, size_t size)
 {
 	char path[PATH_MAX];
-	ssize_t k = -1;
-	int fd;
 
 	buf[0] = '\0';
-	if (!pathf(path, sizeof(path), "%s/%s", dir, name))
-		return;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		k = read(fd, buf, size - 1);
-		close(fd);
-	}
-	buf[k > 0 ? k : 0] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
+	if (pathf(path, sizeof(path), "%s/%s", dir, name))
+		ap_read_line(path, buf, size);
 }
 
 /* Does @s begin with @prefix followed by a digit? */

@@ -288,7 +288,6 @@ static void read_diskseq(const char *sysfs, const char *kname, char *buf, size_t
 	char path[PATH_MAX];
 	struct stat st;
 	size_t n;
-	FILE *f;
 
 	buf[0] = '\0';
 	if (!sysfs)
@@ -298,14 +297,9 @@ static void read_diskseq(const char *sysfs, const char *kname, char *buf, size_t
 		snprintf(path, sizeof(path), "%s/class/block/%s/../diskseq", sysfs, kname);
 	else
 		snprintf(path, sizeof(path), "%s/class/block/%s/diskseq", sysfs, kname);
-	f = fopen(path, "re");
-	if (!f)
+	if (!ap_read_line(path, buf, size))
 		return;
-	if (!fgets(buf, (int)size, f))
-		buf[0] = '\0';
-	fclose(f);
-	n = strcspn(buf, "\n");
-	buf[n] = '\0';
+	n = strlen(buf);
 	if (n == 0 || n > 20 || strspn(buf, "0123456789") != n)
 		buf[0] = '\0';         /* not a number: do not put it in a rule */
 }

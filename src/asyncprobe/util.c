@@ -74,6 +74,22 @@ bool ap_dir_exists(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+bool ap_read_line(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "re");
+	bool ok;
+
+	buf[0] = '\0';
+	if (!f)
+		return false;
+	ok = fgets(buf, (int)size, f) != NULL;
+	fclose(f);
+	if (!ok)
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return ok;
+}
+
 long ap_peak_rss_kib(void)
 {
 	FILE *f = fopen("/proc/self/status", "re");

@@ -46,6 +46,11 @@ void ap_strv_free(char **v, size_t n);
 
 /* Whether @path is a directory (stat(), links followed). */
 bool ap_dir_exists(const char *path);
+/*
+ * The first line of the file @path (a sysfs attribute) into @buf, without
+ * its newline; false, and @buf empty, when it cannot be read.
+ */
+bool ap_read_line(const char *path, char *buf, size_t size);
 
 /*
  * The process's peak resident set so far in KiB: VmHWM of
