@@ -48,6 +48,7 @@ void call_progress_clear(struct ap_engine *e)
 static void collect_children(struct udev *udev, struct ap_node *n)
 {
 	struct ap_engine *e = n->e;
+	uint64_t t0;
 	int r;
 
 	/* From here on a new device below @n is a hotplug (see hotplug_one(), engine-hotplug.c). */
@@ -59,8 +60,11 @@ static void collect_children(struct udev *udev, struct ap_node *n)
 	}
 	pthread_mutex_unlock(&e->lock);
 
+	t0 = ap_now_ns();
 	r = ap_enumerate(udev, n->discovery ? NULL : n->syspath, e->cfg.all_modules,
 			 e->cfg.include_loop, &n->found);
+	if (!n->discovery)
+		ap_trace_phase(n->call, "enumerate", t0, ap_now_ns());
 	if (r < 0) {
 		log_error("%s: cannot enumerate devices: %s", node_label(n), strerror(-r));
 		node_fail(n, r, "enumeration failed");
@@ -350,6 +354,7 @@ void node_run(void *data, async_cookie_t cookie)
 	struct ap_engine *e = n->e;
 	struct udev *udev;
 	char label[300];
+	uint64_t t0;
 	bool skip;
 
 	n->t_start = ap_now_ns();
@@ -382,7 +387,10 @@ void node_run(void *data, async_cookie_t cookie)
 			run_scsi(n, udev);
 		else
 			run_block(n, udev);
+		t0 = ap_now_ns();
 		call_ready(udev, n);
+		if (!n->discovery && n->kind != AP_KIND_PARTITION)
+			ap_trace_phase(n->call, "children", t0, ap_now_ns());
 		udev_unref(udev);
 	}
 	root_controller_probed(e, n);   /* whatever became of it: nobody waits longer */

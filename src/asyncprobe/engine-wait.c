@@ -295,6 +295,75 @@ static size_t list_named(const char *dir, const char *prefix, char names[][NAME_
 
 #define ATA_MAX_LINKS 16        /* a port's host link and up to 15 behind a multiplier */
 
+typedef void (*ata_position_fn)(const char *port, const char *link, const char *dev, void *arg);
+
+/* @fn for every device position ("linkN", "devN.M") of the port at @port. */
+static void ata_each_position(const char *port, ata_position_fn fn, void *arg)
+{
+	char links[ATA_MAX_LINKS][NAME_MAX + 1], devs[2][NAME_MAX + 1], dir[PATH_MAX];
+	size_t nl = list_named(port, "link", links, ATA_MAX_LINKS), nd, i, j;
+
+	for (i = 0; i < nl; i++) {
+		if (!pathf(dir, sizeof(dir), "%s/%s", port, links[i]))
+			continue;
+		nd = list_named(dir, "dev", devs, 2);
+		for (j = 0; j < nd; j++)
+			fn(port, links[i], devs[j], arg);
+	}
+}
+
+/* The attribute @name of position @link/@dev's ata_device ("" when unreadable). */
+static void read_dev_attr(const char *port, const char *link, const char *dev, const char *name,
+			  char *buf, size_t size)
+{
+	char dir[PATH_MAX];
+
+	buf[0] = '\0';
+	if (pathf(dir, sizeof(dir), "%s/%s/%s/ata_device/%s", port, link, dev, dev))
+		read_attr(dir, name, buf, size);
+}
+
+/* First pass: has error handling begun at this position (its PIO mode set)? */
+static void position_started(const char *port, const char *link, const char *dev, void *arg)
+{
+	bool *started = arg;
+	char pio[32];
+
+	read_dev_attr(port, link, dev, "pio_mode", pio, sizeof(pio));
+	if (!pio[0] || strncmp(pio, "<n/a>", 5) == 0)
+		*started = false;
+}
+
+struct ata_classify {
+	struct ata_count *c;
+	bool started, running;
+};
+
+/* Second pass, after the host's state: the link's speed, the position's class. */
+static void position_classify(const char *port, const char *link, const char *dev, void *arg)
+{
+	struct ata_classify *k = arg;
+	struct ata_count *c = k->c;
+	char dir[PATH_MAX], cls[32], spd[32];
+
+	spd[0] = '\0';
+	if (pathf(dir, sizeof(dir), "%s/%s/ata_link/%s", port, link, link))
+		read_attr(dir, "sata_spd", spd, sizeof(spd));
+	read_dev_attr(port, link, dev, "class", cls, sizeof(cls));
+	/* PATA has no sata_spd: an empty position is probed once reset */
+	if (strncmp(cls, "ata", 3) == 0 || strncmp(cls, "zac", 3) == 0)
+		c->present++;
+	else if (!cls[0] || !k->started || !k->running || (spd[0] && strcmp(spd, "<unknown>") != 0))
+		c->unknown++;
+	if (c->report) {
+		size_t n = strlen(c->report);
+
+		snprintf(c->report + n, c->report_size - n, " %s=%s/%s/%s%s", dev,
+			 cls[0] ? cls : "?", k->started ? "set" : "<n/a>", spd[0] ? spd : "-",
+			 k->running ? "" : "/in-eh");
+	}
+}
+
 /*
  * One port, @port its directory.  The order of the reads matters: the
  * reset marks every position PIO0 when it begins, before the link comes
@@ -310,57 +379,17 @@ static size_t list_named(const char *dir, const char *prefix, char names[][NAME_
  */
 static void ata_port_count(const char *port, struct ata_count *c)
 {
-	char links[ATA_MAX_LINKS][NAME_MAX + 1], devs[2][NAME_MAX + 1], hosts[1][NAME_MAX + 1];
-	char dir[PATH_MAX], pio[32], cls[32], spd[32], st[32], targets[8][NAME_MAX + 1];
-	size_t nl, nd, nh, nt, i, j;
-	bool started = true, running = false;
+	char hosts[1][NAME_MAX + 1], dir[PATH_MAX], st[32], targets[8][NAME_MAX + 1];
+	struct ata_classify k = { .c = c, .started = true };
+	size_t nh, nt, i;
 
-	nl = list_named(port, "link", links, ATA_MAX_LINKS);
-	for (i = 0; i < nl; i++) {
-		if (!pathf(dir, sizeof(dir), "%s/%s", port, links[i]))
-			continue;
-		nd = list_named(dir, "dev", devs, 2);
-		for (j = 0; j < nd; j++) {
-			if (!pathf(dir, sizeof(dir), "%s/%s/%s/ata_device/%s", port, links[i], devs[j],
-				 devs[j]))
-				continue;
-			read_attr(dir, "pio_mode", pio, sizeof(pio));
-			if (!pio[0] || strncmp(pio, "<n/a>", 5) == 0)
-				started = false;
-		}
-	}
+	ata_each_position(port, position_started, &k.started);
 	nh = list_named(port, "host", hosts, 1);
 	if (nh && pathf(dir, sizeof(dir), "%s/%s/scsi_host/%s", port, hosts[0], hosts[0])) {
 		read_attr(dir, "state", st, sizeof(st));
-		running = strcmp(st, "running") == 0;
+		k.running = strcmp(st, "running") == 0;
 	}
-	for (i = 0; i < nl; i++) {
-		if (!pathf(dir, sizeof(dir), "%s/%s/ata_link/%s", port, links[i], links[i]))
-			continue;
-		read_attr(dir, "sata_spd", spd, sizeof(spd));
-		if (!pathf(dir, sizeof(dir), "%s/%s", port, links[i]))
-			continue;
-		nd = list_named(dir, "dev", devs, 2);
-		for (j = 0; j < nd; j++) {
-			if (!pathf(dir, sizeof(dir), "%s/%s/%s/ata_device/%s", port, links[i], devs[j],
-				 devs[j]))
-				continue;
-			read_attr(dir, "class", cls, sizeof(cls));
-			/* PATA has no sata_spd: an empty position is probed once reset */
-			if (strncmp(cls, "ata", 3) == 0 || strncmp(cls, "zac", 3) == 0)
-				c->present++;
-			else if (!cls[0] || !started || !running ||
-				 (spd[0] && strcmp(spd, "<unknown>") != 0))
-				c->unknown++;
-			if (c->report) {
-				size_t n = strlen(c->report);
-
-				snprintf(c->report + n, c->report_size - n, " %s=%s/%s/%s%s", devs[j],
-					 cls[0] ? cls : "?", started ? "set" : "<n/a>",
-					 spd[0] ? spd : "-", running ? "" : "/in-eh");
-			}
-		}
-	}
+	ata_each_position(port, position_classify, &k);
 	if (!nh)
 		return;
 	if (!pathf(dir, sizeof(dir), "%s/%s", port, hosts[0]))

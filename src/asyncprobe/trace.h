@@ -49,7 +49,7 @@ void ap_trace_label(async_cookie_t cookie, const char *kind, const char *label);
 
 /*
  * A phase of a call, between two ap_now_ns() times: "modprobe", "wait",
- * "probe", "sync", "links", ...  Cookie 0 is a phase of the program itself
+ * "probe", "names", "enumerate", "children", "sync", "links", ...  Cookie 0 is a phase of the program itself
  * (drawn on its own row).
  */
 void ap_trace_phase(async_cookie_t cookie, const char *phase, uint64_t t0_ns, uint64_t t1_ns);

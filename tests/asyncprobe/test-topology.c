@@ -9,6 +9,8 @@
  *
  *  - ap_devpath_compare() on the cases that matter;
  *  - ap_enumerate(): controller order, children order;
+ *  - what the engine's waits count (ap_count_children(), ap_has_child(),
+ *    ap_nvme_ctrl_ready());
  *  - the asyncprobe program on that tree: the cookie of every device, in
  *    sequential mode, with --fastboot, and both under ASYNC_CHAOS; the
  *    manifests (timings stripped) must be byte-identical;
@@ -148,6 +150,40 @@ static void expect_enum(struct udev *udev, const char *sys, const char *parent,
 	ok(r == 0 && strcmp(got, expected) == 0, "children of %s%s: got \"%s\", expected \"%s\"",
 	   parent ? parent : "discovery", include_loop ? " (with loop)" : "", got, expected);
 	ap_found_list_free(&l);
+}
+
+/*
+ * What the engine's waits count, read from the tree directly (discovery.c,
+ * subtree_walk()): a count goes below SCSI devices and disks, unlike an
+ * enumeration, and an NVMe controller is ready when live with a namespace.
+ */
+static void test_waits(struct udev *udev, UMockdevTestbed *tb)
+{
+	static const char ahci[] = "/sys/devices/pci0000:00/0000:00:1f.2";
+	static const char sda_dev[] = "/sys/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0";
+	static const char nvme[] = "/sys/devices/pci0000:00/0000:00:04.0";
+	static const char nvme0[] = "/sys/devices/pci0000:00/0000:00:04.0/nvme/nvme0";
+	int n;
+
+	n = ap_count_children(udev, ahci, "scsi", "scsi_device", NULL, NULL);
+	ok(n == 2, "the AHCI controller has 2 SCSI devices (got %d)", n);
+	n = ap_count_children(udev, ahci, "scsi", NULL, NULL, NULL);
+	ok(n == 6, "the AHCI controller has 6 devices of subsystem scsi: hosts, targets, devices (got %d)",
+	   n);
+	n = ap_count_children(udev, sda_dev, "block", "partition", NULL, NULL);
+	ok(n == 3, "a count goes below the disk: sda's SCSI device has 3 partitions below it (got %d)", n);
+	ok(ap_has_child(udev, sda_dev, "block", "disk"), "sda's SCSI device has its disk");
+	ok(!ap_has_child(udev, "/sys/devices/pci0000:00/0000:00:00.0", "block", "disk"),
+	   "the host bridge has no disk below it");
+	n = ap_count_children(udev, "/sys/devices/pci0000:00/0000:00:1f.2/nothere", "scsi", NULL, NULL,
+			      NULL);
+	ok(n == 0, "a device that is gone has nothing below it (got %d)", n);
+	ok(ap_nvme_ctrl_ready(udev, nvme), "the NVMe controller is live with a namespace");
+	ok(!ap_nvme_ctrl_ready(udev, ahci), "the AHCI controller is no NVMe controller");
+	umockdev_testbed_set_attribute(tb, nvme0, "state", "resetting");
+	ok(!ap_nvme_ctrl_ready(udev, nvme), "an NVMe controller still resetting is not ready");
+	umockdev_testbed_set_attribute(tb, nvme0, "state", "live");
+	ok(ap_nvme_ctrl_ready(udev, nvme), "and it is once live again");
 }
 
 /*
@@ -849,6 +885,7 @@ int main(int argc, char **argv)
 	expect_enum(udev, NULL,
 		    "/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda",
 		    false, "sda1 sda2 sda10");
+	test_waits(udev, tb);
 	udev_unref(udev);
 
 	test_program();

@@ -162,7 +162,8 @@ def floor(path):
     own_sum = 0.0
     where = {"engine_start": b.t(disc["ts"]) - init_start if disc else 0.0,
              "discovery": 0.0, "driver_insertion": 0.0, "wait_driver_probe": 0.0,
-             "wait_other_controllers": 0.0, "probe_naming": 0.0, "other_in_calls": 0.0,
+             "wait_other_controllers": 0.0, "probe_naming": 0.0, "enumeration": 0.0,
+             "other_in_calls": 0.0,
              "queued": 0.0}
     prev_end = None
     calls = ([disc] if disc else []) + [b.call_of(n) for n in nodes]
@@ -183,6 +184,8 @@ def floor(path):
             where["wait_driver_probe"] += parts.get("wait_driver", 0.0)
             where["wait_other_controllers"] += parts.get("wait_controllers", 0.0)
             where["probe_naming"] += parts.get("probe", 0.0) + parts.get("names", 0.0)
+            # listing its devices, then putting them into the order
+            where["enumeration"] += parts.get("enumerate", 0.0) + parts.get("children", 0.0)
             where["other_in_calls"] += parts.get("other", 0.0) + parts.get("links", 0.0) + parts.get("sync", 0.0)
         chain.append({"call": label, "start_ms": r1(start), "own_ms": r1(own), "waited_ms": r1(others),
                       **{k + "_ms": r1(v) for k, v in parts.items() if v >= 0.05}})
