@@ -129,9 +129,9 @@ void ap_enumerate_nvme_heads(struct udev *udev, const char *ctrl_syspath, struct
 
 /*
  * The kernel uevent monitor: a thread that owns a
- * udev_monitor_new_from_netlink(udev, "kernel") and bumps a sequence number
- * on every event, waking all waiters.  Started before enumeration, so no
- * event between enumeration and waiting is lost.
+ * udev_monitor_new_from_netlink(udev, "kernel") and, on every event, wakes
+ * the waiters it concerns.  Started before enumeration, so no event
+ * between enumeration and waiting is lost.
  */
 struct ap_monitor;
 
@@ -149,9 +149,28 @@ void ap_monitor_free(struct ap_monitor *m);
  */
 int ap_monitor_wait(struct ap_monitor *m, bool (*pred)(void *data), void *data,
 		    unsigned int timeout_ms);
+/*
+ * The same, re-evaluated only on the uevents of @syspath and the devices
+ * below it (and on kicks): for a predicate about that subtree alone.
+ */
+int ap_monitor_wait_below(struct ap_monitor *m, const char *syspath,
+			  bool (*pred)(void *data), void *data, unsigned int timeout_ms);
 
-/* Wake all waiters (used when the engine publishes something). */
+/* Wake all waiters (the engine's state changed: a call published, probed...). */
 void ap_monitor_kick(struct ap_monitor *m);
+
+/*
+ * udev_device_new_from_syspath(), tried up to three times while it fails
+ * with ENODEV although @syspath's uevent file is there.  libudev says
+ * ENODEV when it finds no uevent file; under umockdev that happened now
+ * and then with several threads making devices at once (test-topology:
+ * a SCSI device or a namespace missing from its controller's list, or
+ * without a name, in about one run in 20 once the sysfs walk made the
+ * enumerations fast; a second try always worked).  On a real system a
+ * device that is there gets made at the first try, one that went away
+ * fails at once.
+ */
+struct udev_device *ap_udev_device_new(struct udev *udev, const char *syspath);
 
 /* -------------------------------------------------------------- modules */
 

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Discovery: what the engine cares about among the devices libudev knows,
- * in which order, and a kernel-uevent monitor to wait on.
+ * in which order, and a kernel-uevent monitor to wait on.  The whole
+ * system is enumerated with libudev once (the discovery call); a device's
+ * children and what the waits count are read from sysfs directly
+ * (subtree_walk()), and classified with libudev.
  *
  * Every device is classified once (ap_classify()); a device's "owner" is
  * its nearest ancestor that is itself of interest.  That relation alone
@@ -51,6 +54,23 @@ const char *ap_kind_to_string(enum ap_kind k)
 	};
 
 	return k >= 0 && k < _AP_KIND_MAX ? names[k] : "?";
+}
+
+struct udev_device *ap_udev_device_new(struct udev *udev, const char *syspath)
+{
+	char uevent[PATH_MAX];
+	struct udev_device *d;
+	int i;
+
+	for (i = 0;; i++) {
+		d = udev_device_new_from_syspath(udev, syspath);
+		if (d || i == 2 || errno != ENODEV ||
+		    snprintf(uevent, sizeof(uevent), "%s/uevent", syspath) >= (int)sizeof(uevent) ||
+		    access(uevent, F_OK) < 0)
+			return d;
+		log_debug("%s: libudev could not make a device of it (%m) although its uevent file "
+			  "is there; again", syspath);
+	}
 }
 
 static unsigned long sysattr_ulong(struct udev_device *dev, const char *attr, int base,
@@ -631,7 +651,7 @@ static int enumerate_one(const char *path, void *arg)
 	enum ap_kind kind;
 	int r = 0;
 
-	dev = udev_device_new_from_syspath(c->udev, path);
+	dev = ap_udev_device_new(c->udev, path);
 	if (!dev)
 		return 0;       /* gone meanwhile */
 	kind = ap_classify(dev, c->all_modules, c->include_loop);
@@ -698,7 +718,7 @@ int ap_enumerate(struct udev *udev, const char *parent_syspath, bool all_modules
 	int r;
 
 	if (parent_syspath) {
-		struct udev_device *parent = udev_device_new_from_syspath(udev, parent_syspath);
+		struct udev_device *parent = ap_udev_device_new(udev, parent_syspath);
 
 		if (!parent)
 			return -errno ?: -ENODEV;
@@ -775,7 +795,7 @@ static int count_one(const char *path, void *arg)
 		c->n += ap_is_hctl(t, strlen(t));
 		return 0;
 	}
-	d = udev_device_new_from_syspath(c->udev, path);
+	d = ap_udev_device_new(c->udev, path);
 	if (!d)
 		return 0;
 	t = udev_device_get_devtype(d);
@@ -856,7 +876,7 @@ void ap_enumerate_nvme_heads(struct udev *udev, const char *ctrl_syspath, struct
 
 		if (!strstr(head, "/nvme-subsystem/"))
 			continue;
-		ctrl = udev_device_new_from_syspath(udev, ctrl_syspath);
+		ctrl = ap_udev_device_new(udev, ctrl_syspath);
 		pe = udev_enumerate_new(udev);
 		if (!ctrl || !pe) {
 			if (ctrl)
@@ -876,7 +896,7 @@ void ap_enumerate_nvme_heads(struct udev *udev, const char *ctrl_syspath, struct
 					continue;
 				snprintf(link, sizeof(link), "%s/multipath/%s", head, base + 1);
 				if (access(link, F_OK) == 0) {
-					struct udev_device *hd = udev_device_new_from_syspath(udev, head);
+					struct udev_device *hd = ap_udev_device_new(udev, head);
 
 					if (hd && ap_classify(hd, false, false) == AP_KIND_DISK) {
 						struct ap_found *v = realloc(out->v, (out->n + 1) * sizeof(*v));
@@ -906,11 +926,27 @@ out:
 
 /* -------------------------------------------------------------- monitor */
 
+/*
+ * One thread in ap_monitor_wait_below(): woken by the uevents of its
+ * device and the devices below it (all of them when @prefix is NULL) and
+ * by every kick, each with its own condition variable.  With one
+ * condition for all, every uevent woke every waiter to look at sysfs
+ * again: with 256 disks, each of every disk's uevents (several per disk)
+ * woke every SCSI device call waiting for its own disk, up to 16 at once.
+ */
+struct ap_waiter {
+	const char *prefix;
+	size_t len;
+	bool fired;             /* monitor lock */
+	pthread_cond_t cond;
+	struct ap_waiter *next;
+};
+
 struct ap_monitor {
 	pthread_t thread;
 	pthread_mutex_t lock;
-	pthread_cond_t cond;    /* seq changed, or ready */
-	uint64_t seq;           /* events seen (lock) */
+	pthread_cond_t cond;    /* ready */
+	struct ap_waiter *waiters;      /* lock */
 	bool ready;             /* lock */
 	int error;              /* monitor could not be set up (lock) */
 	int stop_fd;            /* eventfd */
@@ -918,6 +954,27 @@ struct ap_monitor {
 	ap_monitor_func_t *fn;
 	void *userdata;
 };
+
+/* Is @path @w's device or below it? */
+static bool waiter_wants(const struct ap_waiter *w, const char *path)
+{
+	return !w->prefix || !path ||
+	       (strncmp(path, w->prefix, w->len) == 0 && (path[w->len] == '\0' || path[w->len] == '/'));
+}
+
+/* Wake the waiters a uevent at @path concerns (NULL: all of them). */
+static void monitor_fire(struct ap_monitor *m, const char *path)
+{
+	struct ap_waiter *w;
+
+	pthread_mutex_lock(&m->lock);
+	for (w = m->waiters; w; w = w->next)
+		if (waiter_wants(w, path)) {
+			w->fired = true;
+			pthread_cond_signal(&w->cond);
+		}
+	pthread_mutex_unlock(&m->lock);
+}
 
 static void *monitor_thread(void *arg)
 {
@@ -973,12 +1030,11 @@ static void *monitor_thread(void *arg)
 			log_debug("uevent: %s %s", action ?: "?", syspath ?: "?");
 			if (m->fn && action && syspath)
 				m->fn(action, syspath, m->userdata);
+			monitor_fire(m, syspath);
 			udev_device_unref(dev);
+		} else {
+			monitor_fire(m, NULL);
 		}
-		pthread_mutex_lock(&m->lock);
-		m->seq++;
-		pthread_cond_broadcast(&m->cond);
-		pthread_mutex_unlock(&m->lock);
 	}
 out:
 	if (mon)
@@ -1069,12 +1125,8 @@ void ap_monitor_free(struct ap_monitor *m)
 
 void ap_monitor_kick(struct ap_monitor *m)
 {
-	if (!m)
-		return;
-	pthread_mutex_lock(&m->lock);
-	m->seq++;
-	pthread_cond_broadcast(&m->cond);
-	pthread_mutex_unlock(&m->lock);
+	if (m)
+		monitor_fire(m, NULL);
 }
 
 static void timespec_add_ms(struct timespec *ts, unsigned int ms)
@@ -1090,26 +1142,22 @@ static void timespec_add_ms(struct timespec *ts, unsigned int ms)
 /* Without a monitor (no netlink access) the predicate is re-checked at this interval. */
 #define AP_FALLBACK_RECHECK_MS 20
 
-int ap_monitor_wait(struct ap_monitor *m, bool (*pred)(void *data), void *data,
-		    unsigned int timeout_ms)
+int ap_monitor_wait_below(struct ap_monitor *m, const char *syspath,
+			  bool (*pred)(void *data), void *data, unsigned int timeout_ms)
 {
+	struct ap_waiter w = { .prefix = syspath, .len = syspath ? strlen(syspath) : 0 };
+	struct ap_waiter **pp;
 	struct timespec deadline, now, step;
-	uint64_t seq;
+	pthread_condattr_t ca;
+	int r;
 
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	timespec_add_ms(&deadline, timeout_ms);
 
-	for (;;) {
-		bool timed_out = false;
-
-		if (m) {
-			pthread_mutex_lock(&m->lock);
-			seq = m->seq;
-			pthread_mutex_unlock(&m->lock);
-		}
-		if (pred(data))
-			return 0;
-		if (!m) {
+	if (!m) {
+		for (;;) {
+			if (pred(data))
+				return 0;
 			clock_gettime(CLOCK_MONOTONIC, &now);
 			if (now.tv_sec > deadline.tv_sec ||
 			    (now.tv_sec == deadline.tv_sec && now.tv_nsec >= deadline.tv_nsec))
@@ -1120,13 +1168,50 @@ int ap_monitor_wait(struct ap_monitor *m, bool (*pred)(void *data), void *data,
 					(step.tv_sec < deadline.tv_sec ||
 					 (step.tv_sec == deadline.tv_sec && step.tv_nsec < deadline.tv_nsec))
 					? &step : &deadline, NULL);
-			continue;
+		}
+	}
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&w.cond, &ca);
+	pthread_condattr_destroy(&ca);
+	/* listed before the first look: no uevent after it is missed */
+	pthread_mutex_lock(&m->lock);
+	w.next = m->waiters;
+	m->waiters = &w;
+	pthread_mutex_unlock(&m->lock);
+
+	for (;;) {
+		bool timed_out = false;
+
+		if (pred(data)) {
+			r = 0;
+			break;
 		}
 		pthread_mutex_lock(&m->lock);
-		while (m->seq == seq && !timed_out)
-			timed_out = pthread_cond_timedwait(&m->cond, &m->lock, &deadline) == ETIMEDOUT;
+		while (!w.fired && !timed_out)
+			timed_out = pthread_cond_timedwait(&w.cond, &m->lock, &deadline) == ETIMEDOUT;
+		w.fired = false;
 		pthread_mutex_unlock(&m->lock);
-		if (timed_out)
-			return pred(data) ? 0 : -ETIMEDOUT;
+		if (timed_out) {
+			r = pred(data) ? 0 : -ETIMEDOUT;
+			break;
+		}
 	}
+
+	pthread_mutex_lock(&m->lock);
+	for (pp = &m->waiters; *pp; pp = &(*pp)->next)
+		if (*pp == &w) {
+			*pp = w.next;
+			break;
+		}
+	pthread_mutex_unlock(&m->lock);
+	pthread_cond_destroy(&w.cond);
+	return r;
+}
+
+int ap_monitor_wait(struct ap_monitor *m, bool (*pred)(void *data), void *data,
+		    unsigned int timeout_ms)
+{
+	return ap_monitor_wait_below(m, NULL, pred, data, timeout_ms);
 }

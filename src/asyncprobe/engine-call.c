@@ -131,7 +131,7 @@ static void call_ready(struct udev *udev, struct ap_node *n)
 	ap_found_list_free(&n->found);
 
 	for (i = 0; i < n->n_children; i++) {
-		struct udev_device *d = udev_device_new_from_syspath(udev, n->children[i]->syspath);
+		struct udev_device *d = ap_udev_device_new(udev, n->children[i]->syspath);
 
 		if (d) {
 			node_describe(n->children[i], d);
@@ -211,7 +211,7 @@ static void run_controller(struct ap_node *n, struct udev *udev)
 				wait_enumerated(n, udev);
 		}
 		node_step(n, "waiting for its devices");
-		d = udev_device_new_from_syspath(udev, n->syspath);
+		d = ap_udev_device_new(udev, n->syspath);
 		if (d) {
 			free(n->driver);
 			n->driver = ap_strdup_or_null(udev_device_get_driver(d), NULL);
@@ -219,7 +219,8 @@ static void run_controller(struct ap_node *n, struct udev *udev)
 		}
 		if (n->driver && strcmp(n->driver, "nvme") == 0) {
 			/* namespaces are scanned from a workqueue once the controller is live */
-			if (ap_monitor_wait(n->e->mon, wait_pred_nvme_ready, &w, timeout) < 0)
+			if (ap_monitor_wait_below(n->e->mon, w.syspath, wait_pred_nvme_ready, &w,
+						  timeout) < 0)
 				log_warning("%s: NVMe controller not live with a namespace after %u ms",
 					    n->sysname, timeout);
 		} else if (n->driver && (strcmp(n->driver, "usb-storage") == 0 ||
@@ -227,7 +228,8 @@ static void run_controller(struct ap_node *n, struct udev *udev)
 			/* usb-storage scans from delayed work, after init_module returned */
 			w.subsystem = "scsi";
 			w.devtype = "scsi_device";
-			if (ap_monitor_wait(n->e->mon, wait_pred_has_child, &w, timeout) < 0)
+			if (ap_monitor_wait_below(n->e->mon, w.syspath, wait_pred_has_child, &w,
+						  timeout) < 0)
 				log_warning("%s: no SCSI device after %u ms", n->sysname, timeout);
 		}
 		ap_trace_phase(n->call, "wait", t0, ap_now_ns());
@@ -266,7 +268,7 @@ static void run_scsi(struct ap_node *n, struct udev *udev)
 		log_debug("%s: on the root's chain, not waiting for the other controllers' drivers",
 			  node_label(n));
 	load_modules(n, n->sysname);
-	d = udev_device_new_from_syspath(udev, n->syspath);
+	d = ap_udev_device_new(udev, n->syspath);
 	if (d) {
 		type = udev_device_get_sysattr_value(d, "type");
 		if (type)
@@ -289,15 +291,15 @@ static void run_scsi(struct ap_node *n, struct udev *udev)
 		if (r < 0)
 			return;         /* given up while sd's probe still ran */
 		/* no driver took it within the timeout: look once, do not wait again */
-		if (ap_monitor_wait(n->e->mon, wait_pred_has_child, &w,
-				    r > 0 ? n->e->cfg.device_timeout_ms : 0) < 0) {
+		if (ap_monitor_wait_below(n->e->mon, w.syspath, wait_pred_has_child, &w,
+					  r > 0 ? n->e->cfg.device_timeout_ms : 0) < 0) {
 			log_warning("%s: no block device after %u ms", n->sysname,
 				    n->e->cfg.device_timeout_ms);
 			node_fail(n, -ETIMEDOUT, "no block device");
 		}
 		ap_trace_phase(n->call, "wait", t0, ap_now_ns());
 	}
-	d = udev_device_new_from_syspath(udev, n->syspath);
+	d = ap_udev_device_new(udev, n->syspath);
 	if (d) {
 		free(n->driver);
 		n->driver = ap_strdup_or_null(udev_device_get_driver(d), NULL);
@@ -327,7 +329,7 @@ static void run_block(struct ap_node *n, struct udev *udev)
 	}
 	ap_trace_phase(n->call, "probe", t0, ap_now_ns());
 
-	d = udev_device_new_from_syspath(udev, n->syspath);
+	d = ap_udev_device_new(udev, n->syspath);
 	if (d && e->links) {
 		/* Names are pure computation (and SG_IO inquiries): before step 2. */
 		node_step(n, "computing its names");

@@ -66,7 +66,7 @@ static void hotplug_one(struct ap_engine *e, const char *syspath)
 	udev = udev_new();
 	if (!udev)
 		return;
-	d = udev_device_new_from_syspath(udev, syspath);
+	d = ap_udev_device_new(udev, syspath);
 	if (!d)
 		goto out;
 	kind = ap_classify(d, e->cfg.all_modules, e->cfg.include_loop);

@@ -129,7 +129,7 @@ static bool root_path_has(const struct ap_engine *e, const char *name, bool exac
  */
 static bool on_root_chain(const struct ap_engine *e, struct udev *udev, const struct ap_found *f)
 {
-	struct udev_device *d = udev_device_new_from_syspath(udev, f->syspath), *of = d;
+	struct udev_device *d = ap_udev_device_new(udev, f->syspath), *of = d;
 	_cleanup_free_ char *path = NULL, *compat = NULL;
 	bool hit = false;
 

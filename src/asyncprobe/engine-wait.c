@@ -194,9 +194,10 @@ int wait_probe_returned(struct ap_node *n, struct udev *udev, unsigned int grace
 		bool attached;
 		double ms;
 
-		if (ap_monitor_wait(n->e->mon, pred_probe_returned, &p, n->e->mon ? 250 : 0) == 0)
+		if (ap_monitor_wait_below(n->e->mon, p.syspath, pred_probe_returned, &p,
+					  n->e->mon ? 250 : 0) == 0)
 			return 1;
-		d = udev_device_new_from_syspath(udev, n->syspath);
+		d = ap_udev_device_new(udev, n->syspath);
 		attached = d && udev_device_get_driver(d);
 		if (d)
 			udev_device_unref(d);
@@ -466,10 +467,10 @@ void wait_enumerated(struct ap_node *n, struct udev *udev)
 		/*
 		 * No uevent marks the end of an empty port's error handling
 		 * (nor a class or a mode being set), so look again every
-		 * AP_ATA_RECHECK_MS as well as on every uevent.
+		 * AP_ATA_RECHECK_MS as well as on every uevent below it.
 		 */
-		while ((r = ap_monitor_wait(n->e->mon, pred_ata_ports_done, &w,
-					    AP_ATA_RECHECK_MS)) < 0 && ap_now_ns() < end &&
+		while ((r = ap_monitor_wait_below(n->e->mon, w.syspath, pred_ata_ports_done, &w,
+						  AP_ATA_RECHECK_MS)) < 0 && ap_now_ns() < end &&
 		       !node_given_up(n))
 			;
 		if (r < 0) {

@@ -10,7 +10,7 @@
  *  - ap_devpath_compare() on the cases that matter;
  *  - ap_enumerate(): controller order, children order;
  *  - what the engine's waits count (ap_count_children(), ap_has_child(),
- *    ap_nvme_ctrl_ready());
+ *    ap_nvme_ctrl_ready()), and which uevents wake which wait;
  *  - the asyncprobe program on that tree: the cookie of every device, in
  *    sequential mode, with --fastboot, and both under ASYNC_CHAOS; the
  *    manifests (timings stripped) must be byte-identical;
@@ -26,6 +26,7 @@
  * Prints TAP.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,6 +185,123 @@ static void test_waits(struct udev *udev, UMockdevTestbed *tb)
 	ok(!ap_nvme_ctrl_ready(udev, nvme), "an NVMe controller still resetting is not ready");
 	umockdev_testbed_set_attribute(tb, nvme0, "state", "live");
 	ok(ap_nvme_ctrl_ready(udev, nvme), "and it is once live again");
+}
+
+/*
+ * The uevent monitor wakes a waiter for the uevents of its own subtree
+ * only (ap_monitor_wait_below()), every waiter for a kick, and one without
+ * a subtree (ap_monitor_wait()) for every uevent.
+ */
+struct monitor_probe {
+	struct ap_monitor *m;
+	const char *below;      /* NULL: ap_monitor_wait() */
+	pthread_mutex_t lock;
+	unsigned int looks;     /* evaluations of the predicate */
+	bool done;              /* what the predicate waits for */
+	int result;
+};
+
+static bool monitor_probe_pred(void *data)
+{
+	struct monitor_probe *p = data;
+	bool done;
+
+	pthread_mutex_lock(&p->lock);
+	p->looks++;
+	done = p->done;
+	pthread_mutex_unlock(&p->lock);
+	return done;
+}
+
+static void *monitor_probe_thread(void *data)
+{
+	struct monitor_probe *p = data;
+
+	p->result = p->below ? ap_monitor_wait_below(p->m, p->below, monitor_probe_pred, p, 20000)
+			     : ap_monitor_wait(p->m, monitor_probe_pred, p, 20000);
+	return NULL;
+}
+
+static unsigned int monitor_looks(struct monitor_probe *p)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&p->lock);
+	n = p->looks;
+	pthread_mutex_unlock(&p->lock);
+	return n;
+}
+
+static unsigned int monitor_events;
+static pthread_mutex_t monitor_events_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The monitor's callback, before it wakes anyone: count what it received. */
+static void monitor_event(const char *action, const char *syspath, void *userdata)
+{
+	(void)action;
+	(void)syspath;
+	(void)userdata;
+	pthread_mutex_lock(&monitor_events_lock);
+	monitor_events++;
+	pthread_mutex_unlock(&monitor_events_lock);
+}
+
+static unsigned int monitor_events_seen(void)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&monitor_events_lock);
+	n = monitor_events;
+	pthread_mutex_unlock(&monitor_events_lock);
+	return n;
+}
+
+static void test_monitor(UMockdevTestbed *tb)
+{
+	static const char sda_dev[] = "/sys/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0";
+	static const char other[] = "/sys/devices/pci0000:00/0000:00:03.0/virtio2/host2/target2:0:2/2:0:2:0/block/sdc";
+	struct monitor_probe below = { .below = sda_dev, .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct monitor_probe all = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct ap_monitor *m = NULL;
+	pthread_t t1, t2;
+	unsigned int i, looks;
+	int r;
+
+	r = ap_monitor_start(&m, monitor_event, NULL);
+	ok(r == 0, "the uevent monitor starts under umockdev (%s)", r < 0 ? strerror(-r) : "ok");
+	if (r < 0)
+		return;
+	below.m = all.m = m;
+	pthread_create(&t1, NULL, monitor_probe_thread, &below);
+	pthread_create(&t2, NULL, monitor_probe_thread, &all);
+	for (i = 0; i < 200 && (monitor_looks(&below) < 1 || monitor_looks(&all) < 1); i++)
+		usleep(10 * 1000);
+	for (i = 0; i < 10; i++)
+		umockdev_testbed_uevent(tb, other, "change");
+	/* all 10 received, and the waiter for every uevent woken since */
+	for (i = 0; i < 500 && (monitor_events_seen() < 10 || monitor_looks(&all) < 2); i++)
+		usleep(10 * 1000);
+	usleep(50 * 1000);
+	ok(monitor_events_seen() == 10 && monitor_looks(&all) >= 2,
+	   "a waiter for every uevent looked again after 10 uevents (%u received, %u looks; "
+	   "uevents close together wake it once)", monitor_events_seen(), monitor_looks(&all));
+	looks = monitor_looks(&below);
+	ok(looks == 1, "a waiter for sda's SCSI device did not wake for another disk's uevents "
+	   "(%u looks)", looks);
+	pthread_mutex_lock(&below.lock);
+	below.done = true;
+	pthread_mutex_unlock(&below.lock);
+	umockdev_testbed_uevent(tb, sda_dev, "change");
+	pthread_join(t1, NULL);
+	ok(below.result == 0 && below.looks == 2,
+	   "it woke for a uevent of its own device (result %d, %u looks)", below.result, below.looks);
+	pthread_mutex_lock(&all.lock);
+	all.done = true;
+	pthread_mutex_unlock(&all.lock);
+	ap_monitor_kick(m);
+	pthread_join(t2, NULL);
+	ok(all.result == 0, "a kick wakes every waiter (result %d)", all.result);
+	ap_monitor_free(m);
 }
 
 /*
@@ -431,6 +549,8 @@ static void test_root_first(void)
 		ok((st == AP_EXIT_OK || st == AP_EXIT_DEGRADED) && m &&
 		   strcmp(cookie_order(m), runs[i].expected) == 0, "%s: \"%s\" (status %d)",
 		   runs[i].what, m ? cookie_order(m) : "?", st);
+		if (m && strcmp(cookie_order(m), runs[i].expected) != 0)
+			printf("# the manifest:\n# %s\n", m);
 		free(m);
 		unlink(json);
 	}
@@ -886,6 +1006,7 @@ int main(int argc, char **argv)
 		    "/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda",
 		    false, "sda1 sda2 sda10");
 	test_waits(udev, tb);
+	test_monitor(tb);
 	udev_unref(udev);
 
 	test_program();

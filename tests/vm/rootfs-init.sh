@@ -28,6 +28,8 @@
 #                                  "aptest.scale" on the command line (the
 #                                  scale benchmark: thousands of links would
 #                                  take minutes on a TCG serial console)
+#   @@AP scale-trace {...}         and the trace's summary ("otherData"),
+#                                  with aptest.dump and asyncprobe.trace=1
 #
 # The harness (lib.sh) parses these lines; nothing here depends on which
 # initramfs booted the system.
@@ -70,6 +72,12 @@ case " $(cat /proc/cmdline) " in
 	echo "@@AP scale disks=$disks byid_disks=$byid by_id=$(n by-id) by_path=$(n by-path) by_uuid=$(n by-uuid) $m"
 	s=$(sed -n 's/^ *"summary": *//p' /run/asyncprobe/manifest.json 2>/dev/null | tail -1)
 	echo "@@AP scale-summary $s"
+	# with aptest.dump and asyncprobe.trace=1: the trace's summary (its
+	# "otherData" line); the whole trace is too long for the console
+	case " $(cat /proc/cmdline) " in
+	*" aptest.dump "*)
+		echo "@@AP scale-trace $(sed -n 's/^"otherData"://p' /run/asyncprobe/trace.json 2>/dev/null)" ;;
+	esac
 	echo "@@AP done"
 	poweroff -f
 	;;
