@@ -547,6 +547,29 @@ static bool in_list(const char *s, const char *const *list)
 	return false;
 }
 
+/*
+ * The subsystem of the device at @dir (a buffer of PATH_MAX holding @len
+ * characters, restored on return) into @buf: the last component of its
+ * "subsystem" link; NULL when it has none.
+ */
+static const char *subsystem_of(char *dir, size_t len, char *buf, size_t size)
+{
+	const char *s = NULL;
+	ssize_t k = -1;
+
+	if (len + sizeof("/subsystem") <= PATH_MAX) {
+		strcpy(dir + len, "/subsystem");
+		k = readlink(dir, buf, size);
+		dir[len] = '\0';
+	}
+	if (k > 0 && (size_t)k < size) {
+		buf[k] = '\0';
+		s = strrchr(buf, '/');
+		s = s ? s + 1 : buf;
+	}
+	return s;
+}
+
 /* @path (a buffer of PATH_MAX, @len used) is a directory below the top */
 static int subtree_walk(char *path, size_t len, unsigned int depth,
 			const char *const *subsystems, unsigned int flags, subtree_fn fn, void *arg)
@@ -563,7 +586,6 @@ static int subtree_walk(char *path, size_t len, unsigned int depth,
 		const char *subsystem = NULL;
 		size_t n = strlen(de->d_name);
 		bool device, descend = depth < SUBTREE_MAX_DEPTH;
-		ssize_t k;
 
 		if (de->d_name[0] == '.' || strcmp(de->d_name, "power") == 0 ||
 		    (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
@@ -574,16 +596,9 @@ static int subtree_walk(char *path, size_t len, unsigned int depth,
 		memcpy(path + len + 1, de->d_name, n + 1);
 		strcpy(path + len + 1 + n, "/uevent");
 		device = access(path, F_OK) == 0;
-		if (device) {
-			strcpy(path + len + 1 + n, "/subsystem");
-			k = readlink(path, link, sizeof(link));
-			if (k > 0 && (size_t)k < sizeof(link)) {
-				link[k] = '\0';
-				subsystem = strrchr(link, '/');
-				subsystem = subsystem ? subsystem + 1 : link;
-			}
-		}
 		path[len + 1 + n] = '\0';
+		if (device)
+			subsystem = subsystem_of(path, len + 1 + n, link, sizeof(link));
 		if (device && (!subsystems || (subsystem && in_list(subsystem, subsystems))))
 			r = fn(path, arg);
 		if ((flags & SUBTREE_STOP_SCSI) && ap_is_hctl(de->d_name, n))
@@ -616,6 +631,60 @@ static int subtree_foreach(const char *syspath, const char *const *subsystems,
 }
 
 /*
+ * @path's owner, as ap_owner() finds it, but climbing the path rather than
+ * libudev's parents: libudev resolves each parent's whole path component
+ * by component before it is a device, and a SCSI device has its target,
+ * its host and its adapter to climb (under TCG that was the larger part
+ * of a scsi_debug disk's enumeration).  An ancestor is a directory with a
+ * "uevent" file, as for libudev; the subsystem link alone decides where
+ * ap_classify() would decide by it and the name (a SCSI host or target is
+ * nobody's owner, a SCSI device is), and a device of a subsystem that can
+ * be of interest is classified with libudev.  Returns a new string, or
+ * NULL for no owner (or no memory: the caller's device is then nobody's).
+ */
+static char *owner_path(struct udev *udev, const char *path, bool all_modules, bool include_loop)
+{
+	static const char *const libudev_decides[] = { "block", "pci", "virtio", "usb", "mmc", NULL };
+	char p[PATH_MAX], link[256];
+	size_t len = strlen(path);
+	char *slash;
+
+	if (len >= sizeof(p) || !ap_startswith(path, "/sys/"))
+		return NULL;
+	memcpy(p, path, len + 1);
+	while ((slash = strrchr(p, '/')) && slash > p + strlen("/sys")) {
+		const char *subsystem, *name;
+		enum ap_kind kind = AP_KIND_NONE;
+
+		*slash = '\0';
+		len = (size_t)(slash - p);
+		if (len + sizeof("/subsystem") > sizeof(p))
+			continue;
+		strcpy(p + len, "/uevent");
+		if (access(p, F_OK) < 0) {
+			p[len] = '\0';
+			continue;
+		}
+		p[len] = '\0';
+		subsystem = subsystem_of(p, len, link, sizeof(link));
+		name = strrchr(p, '/') + 1;
+		if (!subsystem)
+			continue;       /* ap_classify(): no subsystem, nobody */
+		if (strcmp(subsystem, "scsi") == 0) {
+			kind = ap_is_hctl(name, strlen(name)) ? AP_KIND_SCSI : AP_KIND_NONE;
+		} else if (all_modules || in_list(subsystem, libudev_decides)) {
+			struct udev_device *d = ap_udev_device_new(udev, p);
+
+			kind = d ? ap_classify(d, all_modules, include_loop) : AP_KIND_NONE;
+			udev_device_unref(d);
+		}
+		if (kind != AP_KIND_NONE)
+			return strdup(p);
+	}
+	return NULL;
+}
+
+/*
  * True when @path lies below a SCSI device (an H:C:T:L component before
  * the last, below /sys/devices): the whole system's enumeration leaves
  * those to their SCSI device, as subtree_foreach() does below a device.
@@ -643,14 +712,35 @@ struct enumerate_ctx {
 	struct ap_found_list ctrl, rest;
 };
 
+/*
+ * A SCSI host or target: ap_classify() decides those by their name, and
+ * the whole system's enumeration lists one of each per scsi_debug disk;
+ * not making a libudev device of them saves the larger part of it.
+ */
+static bool scsi_host_or_target(const char *path)
+{
+	char dir[PATH_MAX], link[256];
+	const char *subsystem, *name = strrchr(path, '/');
+	size_t len = strlen(path);
+
+	if (!name || len >= sizeof(dir) || ap_is_hctl(name + 1, strlen(name + 1)))
+		return false;
+	memcpy(dir, path, len + 1);
+	subsystem = subsystem_of(dir, len, link, sizeof(link));
+	return subsystem && strcmp(subsystem, "scsi") == 0;
+}
+
 /* One device found below the parent (or in the whole system): is it ours? */
 static int enumerate_one(const char *path, void *arg)
 {
 	struct enumerate_ctx *c = arg;
-	struct udev_device *dev, *owner;
+	struct udev_device *dev;
 	enum ap_kind kind;
+	char *owner;
 	int r = 0;
 
+	if (scsi_host_or_target(path))
+		return 0;
 	dev = ap_udev_device_new(c->udev, path);
 	if (!dev)
 		return 0;       /* gone meanwhile */
@@ -664,15 +754,19 @@ static int enumerate_one(const char *path, void *arg)
 		udev_device_unref(dev);
 		return 0;
 	}
-	owner = ap_owner(dev, c->all_modules, c->include_loop);
-	if (c->parent_syspath) {
-		if (owner && strcmp(udev_device_get_syspath(owner), c->parent_syspath) == 0)
-			r = found_add(&c->rest, dev, kind);
-	} else if (kind == AP_KIND_CONTROLLER) {
+	if (!c->parent_syspath && kind == AP_KIND_CONTROLLER) {
 		r = found_add(&c->ctrl, dev, kind);
+		udev_device_unref(dev);
+		return r;
+	}
+	owner = owner_path(c->udev, udev_device_get_syspath(dev), c->all_modules, c->include_loop);
+	if (c->parent_syspath) {
+		if (owner && strcmp(owner, c->parent_syspath) == 0)
+			r = found_add(&c->rest, dev, kind);
 	} else if (!owner && (kind == AP_KIND_DISK || kind == AP_KIND_SCSI)) {
 		r = found_add(&c->rest, dev, kind);
 	}
+	free(owner);
 	udev_device_unref(dev);
 	return r;
 }

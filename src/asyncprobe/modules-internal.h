@@ -27,6 +27,8 @@ struct ap_modules {
 	char **touched;         /* lock: modules this run began to insert */
 	size_t n_touched;
 	int async_probe;        /* atomic: 1 pass async_probe, 0 do not (see the top) */
+	struct resolved **resolved; /* lock: what each modalias resolved to (step 1) */
+	size_t n_resolved;
 };
 
 /* One step of a load plan. */
@@ -44,6 +46,26 @@ struct plan {
 	size_t n;
 	struct kmod_module *top;
 	struct kmod_list *deps;
+};
+
+/*
+ * Step 1's outcome for one module a modalias resolved to, kept for the
+ * next request of the same modalias: everything in it depends only on the
+ * module tree and the configuration, not on what is loaded.
+ */
+struct resolved_module {
+	char *name;
+	int result;             /* enum ap_modresult */
+	int error;
+	char **chain;
+	size_t n_chain;
+	struct plan plan;       /* read without the lock by step 2, never changed */
+};
+
+struct resolved {
+	char *modalias;
+	struct resolved_module *v;
+	size_t n;
 };
 
 /* ------------------------------------------------------ modules-plan.c */

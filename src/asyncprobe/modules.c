@@ -250,6 +250,8 @@ fail:
 	return r;
 }
 
+static void resolved_free(struct resolved *res);
+
 struct ap_modules *ap_modules_free(struct ap_modules *m)
 {
 	if (!m)
@@ -259,6 +261,9 @@ struct ap_modules *ap_modules_free(struct ap_modules *m)
 	ap_strv_free(m->blacklist, m->n_blacklist);
 	ap_strv_free(m->soft_failed, m->n_soft_failed);
 	ap_strv_free(m->touched, m->n_touched);
+	for (size_t i = 0; i < m->n_resolved; i++)
+		resolved_free(m->resolved[i]);
+	free(m->resolved);
 	free(m->dir);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
@@ -331,38 +336,120 @@ static int load_alias(struct ap_modules *m, const char *modalias, const char *wh
 		      struct ap_modload **loads, size_t *n_loads, bool device);
 
 /*
- * Step 1 for @mod, one of the modules @ld's alias resolves to (under
- * m->lock): blacklisted, built in, or its load plan in @p (zeroed first).
+ * Step 1 for @mod, one of the modules an alias resolves to (under
+ * m->lock): blacklisted, built in, or its load plan in rm->plan.
  */
-static void plan_module(struct ap_modules *m, struct kmod_module *mod, struct ap_modload *ld,
-			struct plan *p)
+static void plan_module(struct ap_modules *m, struct kmod_module *mod, struct resolved_module *rm)
 {
 	const char *name = kmod_module_get_name(mod);
+	struct plan *p = &rm->plan;
 	size_t j;
 	int r;
 
-	memset(p, 0, sizeof(*p));
-	ld->t0_ns = ap_now_ns();
 	if (cmdline_blacklisted(m, name)) {
-		ld->result = AP_MOD_BLACKLISTED;
+		rm->result = AP_MOD_BLACKLISTED;
 	} else if (kmod_module_get_initstate(mod) == KMOD_MODULE_BUILTIN) {
-		ld->result = AP_MOD_BUILTIN;
+		rm->result = AP_MOD_BUILTIN;
 	} else {
 		r = modules_plan_build(m, mod, p);
 		if (r == KMOD_PROBE_APPLY_BLACKLIST) {
-			ld->result = AP_MOD_BLACKLISTED;
+			rm->result = AP_MOD_BLACKLISTED;
 		} else if (r < 0) {
-			ld->result = AP_MOD_FAILED;
-			ld->error = r;
+			rm->result = AP_MOD_FAILED;
+			rm->error = r;
 		} else {
-			ld->chain = calloc(p->n ? p->n : 1, sizeof(char *));
-			for (j = 0; ld->chain && j < p->n; j++)
-				if ((ld->chain[ld->n_chain] = strdup(p->v[j].name)))
-					ld->n_chain++;
-			ld->result = m->dry_run ? AP_MOD_DRY_RUN : AP_MOD_OK;
+			rm->chain = calloc(p->n ? p->n : 1, sizeof(char *));
+			for (j = 0; rm->chain && j < p->n; j++)
+				if ((rm->chain[rm->n_chain] = strdup(p->v[j].name)))
+					rm->n_chain++;
+			rm->result = m->dry_run ? AP_MOD_DRY_RUN : AP_MOD_OK;
 		}
 	}
-	ld->t1_ns = ap_now_ns();
+}
+
+static void resolved_free(struct resolved *res)
+{
+	size_t i;
+
+	if (!res)
+		return;
+	for (i = 0; i < res->n; i++) {
+		free(res->v[i].name);
+		ap_strv_free(res->v[i].chain, res->v[i].n_chain);
+		modules_plan_clear(&res->v[i].plan);
+	}
+	free(res->v);
+	free(res->modalias);
+	free(res);
+}
+
+/*
+ * Step 1 for @modalias (under m->lock), once per run: the modules it
+ * resolves to, each with its plan.  A scsi_debug host with a thousand
+ * disks asks for "scsi:t-0x00" a thousand times, and a lookup with its
+ * plan is thousands of system calls under TCG, all with the lock held.
+ * The answer is kept in m->resolved, whose entries never change once
+ * there: step 2 reads their plans without the lock.  NULL with *err set
+ * when the lookup failed (not kept: the next request tries again).
+ */
+static struct resolved *resolve(struct ap_modules *m, const char *modalias, int *err)
+{
+	struct kmod_list *list = NULL, *l;
+	struct resolved *res, **v;
+	size_t i;
+	int r;
+
+	*err = 0;
+	for (i = 0; i < m->n_resolved; i++)
+		if (strcmp(m->resolved[i]->modalias, modalias) == 0)
+			return m->resolved[i];
+	r = kmod_module_new_from_lookup(m->ctx, modalias, &list);
+	if (r < 0) {
+		*err = r;
+		return NULL;
+	}
+	res = calloc(1, sizeof(*res));
+	if (!res || !(res->modalias = strdup(modalias)))
+		goto oom;
+	kmod_list_foreach(l, list) {
+		struct kmod_module *mod = kmod_module_get_module(l);
+		const char *name = kmod_module_get_name(mod);
+		struct resolved_module *rv;
+		bool dup = false;
+
+		/* an alias can match one module through several patterns */
+		for (i = 0; i < res->n; i++)
+			dup = dup || strcmp(res->v[i].name, name) == 0;
+		rv = dup ? res->v : realloc(res->v, (res->n + 1) * sizeof(*rv));
+		if (!rv) {
+			kmod_module_unref(mod);
+			goto oom;
+		}
+		res->v = rv;
+		if (!dup) {
+			memset(&rv[res->n], 0, sizeof(rv[res->n]));
+			rv[res->n].name = strdup(name);
+			if (!rv[res->n].name) {
+				kmod_module_unref(mod);
+				goto oom;
+			}
+			plan_module(m, mod, &rv[res->n++]);
+		}
+		kmod_module_unref(mod);
+	}
+	kmod_module_unref_list(list);
+	list = NULL;
+	v = realloc(m->resolved, (m->n_resolved + 1) * sizeof(*v));
+	if (!v)
+		goto oom;
+	m->resolved = v;
+	m->resolved[m->n_resolved++] = res;
+	return res;
+oom:
+	kmod_module_unref_list(list);
+	resolved_free(res);
+	*err = -ENOMEM;
+	return NULL;
 }
 
 /*
@@ -441,67 +528,47 @@ int ap_modules_load_alias(struct ap_modules *m, const char *modalias, const char
 static int load_alias(struct ap_modules *m, const char *modalias, const char *who,
 		      struct ap_modload **loads, size_t *n_loads, bool device)
 {
-	struct kmod_list *list = NULL, *l;
-	struct plan *plans = NULL;
-	size_t first = *n_loads, n_plans = 0, i;
+	struct resolved *res;
+	size_t first = *n_loads, i, j;
 	int r, failed = 0;
 
 	pthread_mutex_lock(&m->lock);
-	r = kmod_module_new_from_lookup(m->ctx, modalias, &list);
-	if (r < 0) {
-		pthread_mutex_unlock(&m->lock);
+	res = resolve(m, modalias, &r);
+	pthread_mutex_unlock(&m->lock);
+	if (!res) {
 		log_error("%s: cannot look up modalias %s: %s", who, modalias, strerror(-r));
 		return 1;
 	}
-	if (!list) {
-		pthread_mutex_unlock(&m->lock);
+	if (res->n == 0) {
 		log_debug("%s: no module for %s", who, modalias);
 		return 0;
 	}
+	for (i = 0; i < res->n; i++) {
+		const struct resolved_module *rm = &res->v[i];
+		struct ap_modload *ld = loads_add(loads, n_loads, rm->name);
 
-	kmod_list_foreach(l, list) {
-		struct kmod_module *mod = kmod_module_get_module(l);
-		const char *name = kmod_module_get_name(mod);
-		struct ap_modload *ld;
-		struct plan *pv;
-		bool dup = false;
-
-		for (i = first; i < *n_loads; i++)
-			if (strcmp((*loads)[i].module, name) == 0)
-				dup = true;
-		if (dup) {
-			kmod_module_unref(mod);
-			continue;
+		if (!ld || !ld->module) {
+			if (ld)
+				(*n_loads)--;
+			return failed + (int)(res->n - i);
 		}
-		ld = loads_add(loads, n_loads, name);
-		pv = ld ? realloc(plans, (n_plans + 1) * sizeof(*plans)) : NULL;
-		if (!ld || !pv) {
-			kmod_module_unref(mod);
-			failed++;
-			continue;
-		}
-		plans = pv;
-		plan_module(m, mod, ld, &plans[n_plans]);
-		n_plans++;
-		kmod_module_unref(mod);
+		ld->t0_ns = ld->t1_ns = ap_now_ns();
+		ld->result = rm->result;
+		ld->error = rm->error;
+		ld->chain = calloc(rm->n_chain ? rm->n_chain : 1, sizeof(char *));
+		for (j = 0; ld->chain && j < rm->n_chain; j++)
+			if ((ld->chain[ld->n_chain] = strdup(rm->chain[j])))
+				ld->n_chain++;
 	}
-	kmod_module_unref_list(list);
-	pthread_mutex_unlock(&m->lock);
 
-	/* Step 2: insertion, without the lock. */
-	for (i = 0; i < n_plans; i++) {
+	/* Step 2: insertion, without the lock; the plans are read only. */
+	for (i = 0; i < res->n; i++) {
 		struct ap_modload *ld = &(*loads)[first + i];
 
-		insert_plan(m, ld, &plans[i], who, modalias, device);
+		insert_plan(m, ld, &res->v[i].plan, who, modalias, device);
 		if (ld->result == AP_MOD_FAILED)
 			failed++;
 	}
-
-	pthread_mutex_lock(&m->lock);
-	for (i = 0; i < n_plans; i++)
-		modules_plan_clear(&plans[i]);
-	pthread_mutex_unlock(&m->lock);
-	free(plans);
 	return failed;
 }
 

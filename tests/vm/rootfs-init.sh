@@ -76,7 +76,11 @@ case " $(cat /proc/cmdline) " in
 	# "otherData" line); the whole trace is too long for the console
 	case " $(cat /proc/cmdline) " in
 	*" aptest.dump "*)
-		echo "@@AP scale-trace $(sed -n 's/^"otherData"://p' /run/asyncprobe/trace.json 2>/dev/null)" ;;
+		echo "@@AP scale-trace $(sed -n 's/^"otherData"://p' /run/asyncprobe/trace.json 2>/dev/null)"
+		# the processors' time so far (user nice system idle iowait ...,
+		# in clock ticks) and PID 1's own and its reaped children's
+		# (utime stime cutime cstime): what the boot spent where
+		echo "@@AP scale-cpu $(head -n 1 /proc/stat) pid1 $(cut -d ' ' -f 14-17 /proc/1/stat)" ;;
 	esac
 	echo "@@AP done"
 	poweroff -f
