@@ -53,10 +53,17 @@ bool ap_storage_name(const char *sysname);
 enum ap_kind ap_classify(struct udev_device *dev, bool all_modules, bool include_loop);
 
 /*
- * The nearest proper ancestor of @dev whose kind is not AP_KIND_NONE, or
- * NULL.  The returned device is owned by @dev (libudev parent semantics).
+ * The syspath of @syspath's owner: its nearest proper ancestor whose kind
+ * is not AP_KIND_NONE; NULL when it has none (or on no memory).  Free it.
  */
-struct udev_device *ap_owner(struct udev_device *dev, bool all_modules, bool include_loop);
+char *ap_owner_path(struct udev *udev, const char *syspath, bool all_modules, bool include_loop);
+
+/*
+ * False when the device at @syspath is AP_KIND_NONE for sure, by its
+ * subsystem link and name alone (a SCSI host or target, a class device
+ * of no interest): then no libudev device need be made of it.
+ */
+bool ap_path_may_matter(const char *syspath, bool all_modules);
 
 /* True when the @n bytes at @s are a SCSI device's name, "H:C:T:L". */
 bool ap_is_hctl(const char *s, size_t n);
@@ -99,7 +106,7 @@ void ap_found_list_sort(struct ap_found_list *l);
  * Enumerate the devices of interest.  With @parent_syspath NULL: every
  * controller, plus disks and SCSI devices that have no owner (loop disks,
  * scsi_debug, ...) - what the discovery call schedules.  With a parent: the
- * devices whose owner (ap_owner()) is that parent.  Result sorted.
+ * devices whose owner (ap_owner_path()) is that parent.  Result sorted.
  * Returns 0 or -errno.
  */
 int ap_enumerate(struct udev *udev, const char *parent_syspath, bool all_modules,

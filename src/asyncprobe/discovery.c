@@ -258,16 +258,6 @@ bool ap_modalias_is_storage(const char *modalias)
 	return strcmp(modalias, "mmc:block") == 0;
 }
 
-struct udev_device *ap_owner(struct udev_device *dev, bool all_modules, bool include_loop)
-{
-	struct udev_device *p;
-
-	for (p = udev_device_get_parent(dev); p; p = udev_device_get_parent(p))
-		if (ap_classify(p, all_modules, include_loop) != AP_KIND_NONE)
-			return p;
-	return NULL;
-}
-
 /* ------------------------------------------------------------- ordering */
 
 /* "dddd:bb:dd.f": a PCI address, fixed-width lower-case hex. */
@@ -631,21 +621,86 @@ static int subtree_foreach(const char *syspath, const char *const *subsystems,
 }
 
 /*
- * @path's owner, as ap_owner() finds it, but climbing the path rather than
- * libudev's parents: libudev resolves each parent's whole path component
- * by component before it is a device, and a SCSI device has its target,
- * its host and its adapter to climb (under TCG that was the larger part
- * of a scsi_debug disk's enumeration).  An ancestor is a directory with a
- * "uevent" file, as for libudev; the subsystem link alone decides where
- * ap_classify() would decide by it and the name (a SCSI host or target is
- * nobody's owner, a SCSI device is), and a device of a subsystem that can
- * be of interest is classified with libudev.  Returns a new string, or
- * NULL for no owner (or no memory: the caller's device is then nobody's).
+ * Whether the device at @dir (a PATH_MAX buffer holding @len characters)
+ * can be of any kind but AP_KIND_NONE, judged by its subsystem link and
+ * name alone, as ap_classify() would judge them: without a subsystem it
+ * is nobody; in "scsi" its name decides (*scsi_device: an "H:C:T:L", so a
+ * SCSI device for sure; a host or a target is nobody); else only the
+ * subsystems ap_classify() looks at can matter (any, with all_modules).
  */
-static char *owner_path(struct udev *udev, const char *path, bool all_modules, bool include_loop)
+static bool path_may_matter(char *dir, size_t len, bool all_modules, bool *scsi_device)
 {
-	static const char *const libudev_decides[] = { "block", "pci", "virtio", "usb", "mmc", NULL };
-	char p[PATH_MAX], link[256];
+	static const char *const others[] = { "block", "pci", "virtio", "usb", "mmc", NULL };
+	char link[256];
+	const char *subsystem = subsystem_of(dir, len, link, sizeof(link));
+	const char *name = strrchr(dir, '/');
+
+	*scsi_device = false;
+	if (!subsystem || !name)
+		return false;
+	if (strcmp(subsystem, "scsi") == 0) {
+		*scsi_device = ap_is_hctl(name + 1, strlen(name + 1));
+		return *scsi_device;
+	}
+	return all_modules || in_list(subsystem, others);
+}
+
+/* Whether @syspath is a device: a directory with a "uevent" file. */
+static bool device_exists(const char *syspath)
+{
+	char path[PATH_MAX];
+
+	return snprintf(path, sizeof(path), "%s/uevent", syspath) < (int)sizeof(path) &&
+	       access(path, F_OK) == 0;
+}
+
+/* Whether the device at @syspath is in @subsystem, by its link. */
+static bool subsystem_is(const char *syspath, const char *subsystem)
+{
+	char dir[PATH_MAX], link[256];
+	const char *s;
+	size_t len = strlen(syspath);
+
+	if (len >= sizeof(dir))
+		return false;
+	memcpy(dir, syspath, len + 1);
+	s = subsystem_of(dir, len, link, sizeof(link));
+	return s && strcmp(s, subsystem) == 0;
+}
+
+static bool path_may_matter_at(const char *syspath, bool all_modules, bool *scsi_device)
+{
+	char dir[PATH_MAX];
+	size_t len = strlen(syspath);
+
+	*scsi_device = false;
+	if (len >= sizeof(dir))
+		return true;
+	memcpy(dir, syspath, len + 1);
+	return path_may_matter(dir, len, all_modules, scsi_device);
+}
+
+bool ap_path_may_matter(const char *syspath, bool all_modules)
+{
+	bool scsi_device;
+
+	return path_may_matter_at(syspath, all_modules, &scsi_device);
+}
+
+/*
+ * @path's owner: its nearest proper ancestor of interest (coldplug.h).
+ * Found by climbing the path rather than with libudev's parents, which
+ * resolves each parent's whole path component by component before it
+ * knows whether it is a device; a SCSI device has its target, its host
+ * and its adapter to climb (under TCG that was the larger part of a
+ * scsi_debug disk's enumeration).  An ancestor is a directory with a
+ * "uevent" file, as for libudev; path_may_matter() rules out what its
+ * subsystem link and name rule out, and the rest is classified with
+ * libudev.
+ */
+char *ap_owner_path(struct udev *udev, const char *path, bool all_modules, bool include_loop)
+{
+	char p[PATH_MAX];
 	size_t len = strlen(path);
 	char *slash;
 
@@ -653,31 +708,24 @@ static char *owner_path(struct udev *udev, const char *path, bool all_modules, b
 		return NULL;
 	memcpy(p, path, len + 1);
 	while ((slash = strrchr(p, '/')) && slash > p + strlen("/sys")) {
-		const char *subsystem, *name;
-		enum ap_kind kind = AP_KIND_NONE;
+		struct udev_device *d;
+		enum ap_kind kind;
+		bool device, scsi_device;
 
 		*slash = '\0';
 		len = (size_t)(slash - p);
 		if (len + sizeof("/subsystem") > sizeof(p))
 			continue;
 		strcpy(p + len, "/uevent");
-		if (access(p, F_OK) < 0) {
-			p[len] = '\0';
-			continue;
-		}
+		device = access(p, F_OK) == 0;
 		p[len] = '\0';
-		subsystem = subsystem_of(p, len, link, sizeof(link));
-		name = strrchr(p, '/') + 1;
-		if (!subsystem)
-			continue;       /* ap_classify(): no subsystem, nobody */
-		if (strcmp(subsystem, "scsi") == 0) {
-			kind = ap_is_hctl(name, strlen(name)) ? AP_KIND_SCSI : AP_KIND_NONE;
-		} else if (all_modules || in_list(subsystem, libudev_decides)) {
-			struct udev_device *d = ap_udev_device_new(udev, p);
-
-			kind = d ? ap_classify(d, all_modules, include_loop) : AP_KIND_NONE;
-			udev_device_unref(d);
-		}
+		if (!device || !path_may_matter(p, len, all_modules, &scsi_device))
+			continue;
+		if (scsi_device)
+			return strdup(p);
+		d = ap_udev_device_new(udev, p);
+		kind = d ? ap_classify(d, all_modules, include_loop) : AP_KIND_NONE;
+		udev_device_unref(d);
 		if (kind != AP_KIND_NONE)
 			return strdup(p);
 	}
@@ -712,68 +760,56 @@ struct enumerate_ctx {
 	struct ap_found_list ctrl, rest;
 };
 
-/*
- * A SCSI host or target: ap_classify() decides those by their name, and
- * the whole system's enumeration lists one of each per scsi_debug disk;
- * not making a libudev device of them saves the larger part of it.
- */
-static bool scsi_host_or_target(const char *path)
-{
-	char dir[PATH_MAX], link[256];
-	const char *subsystem, *name = strrchr(path, '/');
-	size_t len = strlen(path);
-
-	if (!name || len >= sizeof(dir) || ap_is_hctl(name + 1, strlen(name + 1)))
-		return false;
-	memcpy(dir, path, len + 1);
-	subsystem = subsystem_of(dir, len, link, sizeof(link));
-	return subsystem && strcmp(subsystem, "scsi") == 0;
-}
-
 /* One device found below the parent (or in the whole system): is it ours? */
 static int enumerate_one(const char *path, void *arg)
 {
 	struct enumerate_ctx *c = arg;
-	struct udev_device *dev;
-	enum ap_kind kind;
-	char *owner;
+	struct ap_found_list *to = NULL;
+	struct udev_device *dev = NULL;
+	enum ap_kind kind = AP_KIND_SCSI;
+	char *owner = NULL;
+	bool scsi_device;
 	int r = 0;
 
-	if (scsi_host_or_target(path))
+	if (!path_may_matter_at(path, c->all_modules, &scsi_device))
 		return 0;
-	dev = ap_udev_device_new(c->udev, path);
-	if (!dev)
-		return 0;       /* gone meanwhile */
-	kind = ap_classify(dev, c->all_modules, c->include_loop);
+	/* a SCSI device needs no libudev device: its name says what it is */
+	if (!scsi_device || !ap_startswith(path, "/sys/")) {
+		dev = ap_udev_device_new(c->udev, path);
+		if (!dev)
+			return 0;       /* gone meanwhile */
+		kind = ap_classify(dev, c->all_modules, c->include_loop);
+		path = udev_device_get_syspath(dev);
+	}
 	/*
 	 * A partition's owner is its disk, and disks list their own
 	 * (enumerate_partitions()): here it is nobody's business, so its
 	 * parents need not be read and classified.
 	 */
 	if (kind == AP_KIND_NONE || kind == AP_KIND_PARTITION) {
-		udev_device_unref(dev);
-		return 0;
+		to = NULL;
+	} else if (!c->parent_syspath && kind == AP_KIND_CONTROLLER) {
+		to = &c->ctrl;
+	} else {
+		owner = ap_owner_path(c->udev, path, c->all_modules, c->include_loop);
+		if (c->parent_syspath)
+			to = owner && strcmp(owner, c->parent_syspath) == 0 ? &c->rest : NULL;
+		else if (!owner && (kind == AP_KIND_DISK || kind == AP_KIND_SCSI))
+			to = &c->rest;
 	}
-	if (!c->parent_syspath && kind == AP_KIND_CONTROLLER) {
-		r = found_add(&c->ctrl, dev, kind);
-		udev_device_unref(dev);
-		return r;
-	}
-	owner = owner_path(c->udev, udev_device_get_syspath(dev), c->all_modules, c->include_loop);
-	if (c->parent_syspath) {
-		if (owner && strcmp(owner, c->parent_syspath) == 0)
-			r = found_add(&c->rest, dev, kind);
-	} else if (!owner && (kind == AP_KIND_DISK || kind == AP_KIND_SCSI)) {
-		r = found_add(&c->rest, dev, kind);
-	}
+	if (to && dev)
+		r = found_add(to, dev, kind);
+	else if (to)
+		r = found_add_path(to, strdup(path), strdup(path + strlen("/sys")), kind, 0);
 	free(owner);
-	udev_device_unref(dev);
+	if (dev)
+		udev_device_unref(dev);
 	return r;
 }
 
 /*
- * The whole system (the discovery call), with libudev: one enumeration of
- * the subsystems that matter, once per run.
+ * The whole system (the discovery call) with --all-modules, with libudev:
+ * one enumeration of every subsystem, once per run.
  */
 static int enumerate_system(struct enumerate_ctx *c, const char *const *subsystems)
 {
@@ -801,6 +837,98 @@ static int enumerate_system(struct enumerate_ctx *c, const char *const *subsyste
 	return r;
 }
 
+/*
+ * @dir/@link made one path, its ".." resolved by name: a link below
+ * /sys/bus or /sys/class points along real directories, so the name is
+ * the path.  Returns 0, or -1 when it does not fit or leaves /sys.
+ */
+static int link_target(const char *dir, const char *link, char *out, size_t size)
+{
+	const char *p = link;
+	size_t len;
+
+	if (link[0] == '/') {
+		len = strlen(link);
+		if (len >= size)
+			return -1;
+		memcpy(out, link, len + 1);
+		return ap_startswith(out, "/sys/") ? 0 : -1;
+	}
+	len = strlen(dir);
+	if (len >= size)
+		return -1;
+	memcpy(out, dir, len + 1);
+	while (*p) {
+		const char *end = strchrnul(p, '/');
+		size_t n = (size_t)(end - p);
+
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			char *slash = strrchr(out, '/');
+
+			if (!slash || slash == out)
+				return -1;
+			*slash = '\0';
+			len = (size_t)(slash - out);
+		} else if (n > 0 && !(n == 1 && p[0] == '.')) {
+			if (len + 1 + n >= size)
+				return -1;
+			out[len] = '/';
+			memcpy(out + len + 1, p, n);
+			len += 1 + n;
+			out[len] = '\0';
+		}
+		p = *end ? end + 1 : end;
+	}
+	return ap_startswith(out, "/sys/") ? 0 : -1;
+}
+
+/*
+ * The whole system (the discovery call): the devices of @subsystems,
+ * listed where libudev's enumeration lists them (/sys/bus/NAME/devices
+ * and /sys/class/NAME), once per run.  Not with libudev: its enumeration
+ * makes a device of every entry, resolving its path component by
+ * component, before enumerate_one() looks at it - a scsi_debug host's
+ * host, every target and every SCSI device, 3 of them per disk.
+ */
+static int enumerate_listed(struct enumerate_ctx *c, const char *const *subsystems)
+{
+	int r = 0;
+
+	for (; *subsystems && r >= 0; subsystems++) {
+		for (int w = 0; w < 2 && r >= 0; w++) {
+			char dir[PATH_MAX], entry[PATH_MAX], link[PATH_MAX], path[PATH_MAX];
+			struct dirent *de;
+			DIR *d;
+
+			if (w == 0)
+				snprintf(dir, sizeof(dir), "/sys/bus/%s/devices", *subsystems);
+			else
+				snprintf(dir, sizeof(dir), "/sys/class/%s", *subsystems);
+			d = opendir(dir);
+			if (!d)
+				continue;
+			while (r >= 0 && (de = readdir(d))) {
+				ssize_t k;
+
+				if (de->d_name[0] == '.' ||
+				    snprintf(entry, sizeof(entry), "%s/%s", dir, de->d_name) >=
+				    (int)sizeof(entry))
+					continue;
+				k = readlink(entry, link, sizeof(link) - 1);
+				if (k <= 0)
+					continue;
+				link[k] = '\0';
+				if (link_target(dir, link, path, sizeof(path)) < 0 ||
+				    below_scsi_device(path))
+					continue;
+				r = enumerate_one(path, c);
+			}
+			closedir(d);
+		}
+	}
+	return r;
+}
+
 int ap_enumerate(struct udev *udev, const char *parent_syspath, bool all_modules,
 		 bool include_loop, struct ap_found_list *ret)
 {
@@ -811,7 +939,7 @@ int ap_enumerate(struct udev *udev, const char *parent_syspath, bool all_modules
 	size_t i;
 	int r;
 
-	if (parent_syspath) {
+	if (parent_syspath && subsystem_is(parent_syspath, "block")) {
 		struct udev_device *parent = ap_udev_device_new(udev, parent_syspath);
 
 		if (!parent)
@@ -823,8 +951,14 @@ int ap_enumerate(struct udev *udev, const char *parent_syspath, bool all_modules
 		udev_device_unref(parent);
 		if (r <= 0)
 			return r;
+	} else if (parent_syspath && !device_exists(parent_syspath)) {
+		return -ENODEV;         /* gone, as libudev would say */
+	}
+	if (parent_syspath) {
 		r = subtree_foreach(parent_syspath, match, SUBTREE_STOP_SCSI | SUBTREE_STOP_BLOCK,
 				    enumerate_one, &c);
+	} else if (match) {
+		r = enumerate_listed(&c, match);
 	} else {
 		r = enumerate_system(&c, match);
 	}
@@ -926,10 +1060,9 @@ struct nvme_ready_ctx {
 static int nvme_ready_one(const char *path, void *arg)
 {
 	struct nvme_ready_ctx *c = arg;
-	char state[32], attr[PATH_MAX];
+	char state[32];
 
-	if (snprintf(attr, sizeof(attr), "%s/state", path) >= (int)sizeof(attr) ||
-	    !ap_read_line(attr, state, sizeof(state)) || strcmp(state, "live") != 0)
+	if (!ap_read_attr(path, "state", state, sizeof(state)) || strcmp(state, "live") != 0)
 		return 0;
 	c->ready = ap_has_child(c->udev, path, "block", "disk");
 	return c->ready ? -1 : 0;       /* found: stop looking */

@@ -131,7 +131,11 @@ static void call_ready(struct udev *udev, struct ap_node *n)
 	ap_found_list_free(&n->found);
 
 	for (i = 0; i < n->n_children; i++) {
-		struct udev_device *d = ap_udev_device_new(udev, n->children[i]->syspath);
+		struct udev_device *d;
+
+		if (node_describe_scsi(n->children[i]))
+			continue;
+		d = ap_udev_device_new(udev, n->children[i]->syspath);
 
 		if (d) {
 			node_describe(n->children[i], d);
@@ -164,6 +168,15 @@ static bool any_module_ok(const struct ap_node *n)
 	return false;
 }
 
+/* The driver bound to @n's device now, from its "driver" link. */
+static void node_read_driver(struct ap_node *n)
+{
+	char drv[256];
+
+	free(n->driver);
+	n->driver = ap_link_name(n->syspath, "driver", drv, sizeof(drv)) ? strdup(drv) : NULL;
+}
+
 static void run_discovery(struct ap_node *n, struct udev *udev)
 {
 	collect_children(udev, n);
@@ -174,7 +187,6 @@ static void run_controller(struct ap_node *n, struct udev *udev)
 {
 	struct wait_ctx w = { .udev = udev, .syspath = n->syspath };
 	unsigned int timeout = n->e->cfg.device_timeout_ms;
-	struct udev_device *d;
 	uint64_t t0;
 	bool root = root_controller_node(n->e, n);
 
@@ -211,12 +223,7 @@ static void run_controller(struct ap_node *n, struct udev *udev)
 				wait_enumerated(n, udev);
 		}
 		node_step(n, "waiting for its devices");
-		d = ap_udev_device_new(udev, n->syspath);
-		if (d) {
-			free(n->driver);
-			n->driver = ap_strdup_or_null(udev_device_get_driver(d), NULL);
-			udev_device_unref(d);
-		}
+		node_read_driver(n);
 		if (n->driver && strcmp(n->driver, "nvme") == 0) {
 			/* namespaces are scanned from a workqueue once the controller is live */
 			if (ap_monitor_wait_below(n->e->mon, w.syspath, wait_pred_nvme_ready, &w,
@@ -248,8 +255,7 @@ static void run_scsi(struct ap_node *n, struct udev *udev)
 {
 	struct wait_ctx w = { .udev = udev, .syspath = n->syspath, .subsystem = "block",
 			      .devtype = "disk" };
-	struct udev_device *d;
-	const char *type;
+	char type[16];
 	unsigned long t = ~0UL;
 	uint64_t t0;
 
@@ -268,13 +274,8 @@ static void run_scsi(struct ap_node *n, struct udev *udev)
 		log_debug("%s: on the root's chain, not waiting for the other controllers' drivers",
 			  node_label(n));
 	load_modules(n, n->sysname);
-	d = ap_udev_device_new(udev, n->syspath);
-	if (d) {
-		type = udev_device_get_sysattr_value(d, "type");
-		if (type)
-			t = strtoul(type, NULL, 10);
-		udev_device_unref(d);
-	}
+	if (ap_read_attr(n->syspath, "type", type, sizeof(type)) && *type)
+		t = strtoul(type, NULL, 10);
 	/*
 	 * disk, optical, RBC: a block device follows, sd_mod probes
 	 * asynchronously.  Its block device is in sysfs before the probe
@@ -299,12 +300,7 @@ static void run_scsi(struct ap_node *n, struct udev *udev)
 		}
 		ap_trace_phase(n->call, "wait", t0, ap_now_ns());
 	}
-	d = ap_udev_device_new(udev, n->syspath);
-	if (d) {
-		free(n->driver);
-		n->driver = ap_strdup_or_null(udev_device_get_driver(d), NULL);
-		udev_device_unref(d);
-	}
+	node_read_driver(n);
 	collect_children(udev, n);
 }
 

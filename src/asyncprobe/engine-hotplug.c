@@ -44,9 +44,11 @@ static struct ap_node *abandoned_above_locked(struct ap_engine *e, const char *s
 static void hotplug_one(struct ap_engine *e, const char *syspath)
 {
 	struct udev *udev;
-	struct udev_device *d, *owner;
+	struct udev_device *d;
 	struct ap_node *parent = NULL, *n = NULL;
 	enum ap_kind kind;
+	char *owner = NULL;
+	bool known;
 
 	pthread_mutex_lock(&e->lock);
 	parent = abandoned_above_locked(e, syspath);
@@ -60,8 +62,14 @@ static void hotplug_one(struct ap_engine *e, const char *syspath)
 		ap_log(strstr(syspath + strlen(parent->syspath), "/block/") ? AP_LOG_NOTICE :
 		       AP_LOG_INFO, "%s: ignored, it belongs to the abandoned call of %s", syspath,
 		       node_label(parent));
+	/*
+	 * At coldplug's end the backlog holds every device added meanwhile,
+	 * nearly all of them found by their parents' calls already, or of no
+	 * interest by their subsystem: neither needs a libudev device.
+	 */
+	known = !parent && node_find_locked(e, syspath);
 	pthread_mutex_unlock(&e->lock);
-	if (parent)
+	if (parent || known || !ap_path_may_matter(syspath, e->cfg.all_modules))
 		return;
 	udev = udev_new();
 	if (!udev)
@@ -72,11 +80,12 @@ static void hotplug_one(struct ap_engine *e, const char *syspath)
 	kind = ap_classify(d, e->cfg.all_modules, e->cfg.include_loop);
 	if (kind == AP_KIND_NONE)
 		goto out;
-	owner = ap_owner(d, e->cfg.all_modules, e->cfg.include_loop);
+	owner = ap_owner_path(udev, udev_device_get_syspath(d), e->cfg.all_modules,
+			      e->cfg.include_loop);
 
 	pthread_mutex_lock(&e->lock);
 	if (owner) {
-		parent = node_find_locked(e, udev_device_get_syspath(owner));
+		parent = node_find_locked(e, owner);
 		/* a parent that has not enumerated yet will find it itself */
 		if (parent && parent->state < NODE_COLLECTED && !parent->abandoned) {
 			pthread_mutex_unlock(&e->lock);
@@ -106,6 +115,7 @@ static void hotplug_one(struct ap_engine *e, const char *syspath)
 		order_spawn(e, n);
 	}
 out:
+	free(owner);
 	if (d)
 		udev_device_unref(d);
 	udev_unref(udev);

@@ -177,6 +177,12 @@ const char *node_label(const struct ap_node *n);
 void node_step(struct ap_node *n, const char *phase);
 void node_free(struct ap_node *n);
 void node_describe(struct ap_node *n, struct udev_device *dev);
+/*
+ * The same for a SCSI device, from its attributes and links without
+ * libudev (what node_describe() reads of it is all there); false when
+ * its "modalias" attribute cannot be read (a recording may lack it).
+ */
+bool node_describe_scsi(struct ap_node *n);
 size_t node_path_hash(const char *s);
 struct ap_node **node_path_slot_locked(struct ap_engine *e, const char *syspath);
 struct ap_node *node_find_locked(struct ap_engine *e, const char *syspath);

@@ -92,6 +92,26 @@ void node_describe(struct ap_node *n, struct udev_device *dev)
 	}
 }
 
+bool node_describe_scsi(struct ap_node *n)
+{
+	char modalias[256], drv[256], link[256];
+	const char *sysname = strrchr(n->syspath, '/');
+
+	if (n->kind != AP_KIND_SCSI || !sysname ||
+	    !ap_read_attr(n->syspath, "modalias", modalias, sizeof(modalias)) || !*modalias ||
+	    !ap_link_name(n->syspath, "subsystem", link, sizeof(link)))
+		return false;
+	free(n->sysname);
+	n->sysname = strdup(sysname + 1);
+	free(n->subsystem);
+	n->subsystem = strdup(link);
+	free(n->modalias);
+	n->modalias = strdup(modalias);
+	free(n->driver);
+	n->driver = ap_link_name(n->syspath, "driver", drv, sizeof(drv)) ? strdup(drv) : NULL;
+	return true;
+}
+
 /*
  * The syspath index: every registration looked its path up by walking all
  * nodes, quadratic in the devices (100,000 string compares for 446 nodes,

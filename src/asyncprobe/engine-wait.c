@@ -147,20 +147,7 @@ static bool pred_probe_returned(void *data)
 /* The module of @syspath's driver ("sd_mod"), or "" when none is named. */
 static void driver_module(const char *syspath, char *buf, size_t size)
 {
-	char path[PATH_MAX], target[PATH_MAX];
-	const char *base;
-	ssize_t k;
-
-	buf[0] = '\0';
-	snprintf(path, sizeof(path), "%s/driver/module", syspath);
-	k = readlink(path, target, sizeof(target) - 1);
-	if (k <= 0)
-		return;
-	target[k] = '\0';
-	base = strrchr(target, '/');
-	base = base ? base + 1 : target;
-	if (strlen(base) < size)
-		memcpy(buf, base, strlen(base) + 1);
+	ap_link_name(syspath, "driver/module", buf, size);
 }
 
 static bool node_given_up(struct ap_node *n)
@@ -189,18 +176,14 @@ int wait_probe_returned(struct ap_node *n, struct udev *udev, unsigned int grace
 	bool warned = false;
 
 	for (;;) {
-		struct udev_device *d;
-		char mod[256] = "";
+		char mod[256] = "", drv[256];
 		bool attached;
 		double ms;
 
 		if (ap_monitor_wait_below(n->e->mon, p.syspath, pred_probe_returned, &p,
 					  n->e->mon ? 250 : 0) == 0)
 			return 1;
-		d = ap_udev_device_new(udev, n->syspath);
-		attached = d && udev_device_get_driver(d);
-		if (d)
-			udev_device_unref(d);
+		attached = ap_link_name(n->syspath, "driver", drv, sizeof(drv));
 		ms = ap_ms_between(t0, ap_now_ns());
 		if (!attached) {
 			if (ms >= grace || ms >= timeout)
@@ -259,15 +242,6 @@ static bool __attribute__((format(printf, 3, 4))) pathf(char *buf, size_t size, 
 	return n >= 0 && (size_t)n < size;
 }
 
-/* The first line of @dir/@name into @buf ("" when unreadable). */
-static void read_attr(const char *dir, const char *name, char *buf, size_t size)
-{
-	char path[PATH_MAX];
-
-	buf[0] = '\0';
-	if (pathf(path, sizeof(path), "%s/%s", dir, name))
-		ap_read_line(path, buf, size);
-}
 
 /* Does @s begin with @prefix followed by a digit? */
 static bool named(const char *s, const char *prefix)
@@ -321,7 +295,7 @@ static void read_dev_attr(const char *port, const char *link, const char *dev, c
 
 	buf[0] = '\0';
 	if (pathf(dir, sizeof(dir), "%s/%s/%s/ata_device/%s", port, link, dev, dev))
-		read_attr(dir, name, buf, size);
+		ap_read_attr(dir, name, buf, size);
 }
 
 /* First pass: has error handling begun at this position (its PIO mode set)? */
@@ -349,7 +323,7 @@ static void position_classify(const char *port, const char *link, const char *de
 
 	spd[0] = '\0';
 	if (pathf(dir, sizeof(dir), "%s/%s/ata_link/%s", port, link, link))
-		read_attr(dir, "sata_spd", spd, sizeof(spd));
+		ap_read_attr(dir, "sata_spd", spd, sizeof(spd));
 	read_dev_attr(port, link, dev, "class", cls, sizeof(cls));
 	/* PATA has no sata_spd: an empty position is probed once reset */
 	if (strncmp(cls, "ata", 3) == 0 || strncmp(cls, "zac", 3) == 0)
@@ -387,7 +361,7 @@ static void ata_port_count(const char *port, struct ata_count *c)
 	ata_each_position(port, position_started, &k.started);
 	nh = list_named(port, "host", hosts, 1);
 	if (nh && pathf(dir, sizeof(dir), "%s/%s/scsi_host/%s", port, hosts[0], hosts[0])) {
-		read_attr(dir, "state", st, sizeof(st));
+		ap_read_attr(dir, "state", st, sizeof(st));
 		k.running = strcmp(st, "running") == 0;
 	}
 	ata_each_position(port, position_classify, &k);

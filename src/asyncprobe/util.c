@@ -6,6 +6,7 @@
  * Each job has one helper here instead of a copy per file.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,37 @@ bool ap_read_line(const char *path, char *buf, size_t size)
 		buf[0] = '\0';
 	buf[strcspn(buf, "\n")] = '\0';
 	return ok;
+}
+
+bool ap_read_attr(const char *dir, const char *name, char *buf, size_t size)
+{
+	char path[PATH_MAX];
+
+	buf[0] = '\0';
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+		return false;
+	return ap_read_line(path, buf, size);
+}
+
+bool ap_link_name(const char *dir, const char *name, char *buf, size_t size)
+{
+	char path[PATH_MAX], target[PATH_MAX];
+	const char *base;
+	ssize_t k;
+
+	buf[0] = '\0';
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+		return false;
+	k = readlink(path, target, sizeof(target) - 1);
+	if (k <= 0)
+		return false;
+	target[k] = '\0';
+	base = strrchr(target, '/');
+	base = base ? base + 1 : target;
+	if (!*base || strlen(base) >= size)
+		return false;
+	memcpy(buf, base, strlen(base) + 1);
+	return true;
 }
 
 long ap_peak_rss_kib(void)

@@ -51,6 +51,14 @@ bool ap_dir_exists(const char *path);
  * its newline; false, and @buf empty, when it cannot be read.
  */
 bool ap_read_line(const char *path, char *buf, size_t size);
+/* The same for the attribute @name of the device at @dir. */
+bool ap_read_attr(const char *dir, const char *name, char *buf, size_t size);
+/*
+ * The last component of the target of the link @dir/@name into @buf (a
+ * device's "driver", a driver's "module"): the driver's or module's name,
+ * read without libudev; false, and @buf empty, when there is none.
+ */
+bool ap_link_name(const char *dir, const char *name, char *buf, size_t size);
 
 /*
  * The process's peak resident set so far in KiB: VmHWM of
