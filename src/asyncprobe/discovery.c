@@ -1023,6 +1023,19 @@ static int count_one(const char *path, void *arg)
 		c->n += ap_is_hctl(t, strlen(t));
 		return 0;
 	}
+	/*
+	 * A block device is a partition when it has a "partition" attribute
+	 * (the kernel's part_type), else a disk: no uevent file to read.
+	 */
+	if (!c->match && strcmp(c->subsystem, "block") == 0 &&
+	    (strcmp(c->devtype, "disk") == 0 || strcmp(c->devtype, "partition") == 0)) {
+		char attr[PATH_MAX];
+		bool part = snprintf(attr, sizeof(attr), "%s/partition", path) < (int)sizeof(attr) &&
+			    access(attr, F_OK) == 0;
+
+		c->n += part == (strcmp(c->devtype, "partition") == 0);
+		return 0;
+	}
 	d = ap_udev_device_new(c->udev, path);
 	if (!d)
 		return 0;
