@@ -2,9 +2,14 @@
 /*
  * Discovery: what the engine cares about among the devices libudev knows,
  * in which order, and a kernel-uevent monitor to wait on.  The whole
- * system is enumerated with libudev once (the discovery call); a device's
- * children and what the waits count are read from sysfs directly
- * (subtree_walk()), and classified with libudev.
+ * system is listed once (the discovery call) where libudev would list it
+ * (enumerate_listed()); a device's children and what the waits count are
+ * read from sysfs directly (subtree_walk()), a device's owner by climbing
+ * its path (ap_owner_path()).  What a subsystem link and a name decide
+ * (a SCSI device, a host, a class device of no interest) is decided so
+ * (path_may_matter()); the rest is classified with libudev.  A libudev
+ * device resolves its whole path component by component when it is made:
+ * under TCG that made up most of a scsi_debug disk's cost.
  *
  * Every device is classified once (ap_classify()); a device's "owner" is
  * its nearest ancestor that is itself of interest.  That relation alone
