@@ -170,7 +170,10 @@ t=$(temps "$work/k")
 [ "$t" = 0 ] && ok "no temporary link left after the rerun ($left left by the killed runs)" ||
 	nok "$t temporary links left after the rerun"
 
-# SIGINT and SIGTERM: a clean stop.
+# SIGINT and SIGTERM: a clean stop.  A run's last line, its summary
+# (engine.c), is logged after its last look at the calls and before the
+# program's last look at the signals (cli.c).
+summary_re='[0-9]* controllers, [0-9]* devices, [0-9]* links, '
 for sig in INT TERM; do
 	want=130
 	[ "$sig" = TERM ] && want=143
@@ -178,6 +181,7 @@ for sig in INT TERM; do
 	for i in 1 2 3; do
 		d="$work/s$sig$i"
 		before=$(grep -c "stopped on SIG$sig" "$work/log")
+		sums=$(grep -c "$summary_re" "$work/log")
 		run "$d" ASYNC_CHAOS=$((RANDOM + 1))
 		# The signal is sent only once the program catches it: a signal
 		# before that (a slow sanitizer start) would test nothing.
@@ -185,8 +189,12 @@ for sig in INT TERM; do
 		catches "$pid" "$(kill -l "$sig")" && handler=1
 		# the first at once: the run is surely still going
 		[ "$i" = 1 ] || pause
-		first=0
+		first=0 complete=0
 		ended "$pid" && first=1
+		# its summary logged: the run is complete, only its exit is left
+		# (the program's last look at the signals is behind it, and an
+		# exit under LeakSanitizer takes a while)
+		[ "$(grep -c "$summary_re" "$work/log")" -gt "$sums" ] && complete=1
 		kill -s "$sig" "$pid" 2>/dev/null
 		wait "$pid"
 		st=$?
@@ -197,6 +205,10 @@ for sig in INT TERM; do
 		elif [ "$first" = 1 ]; then
 			{ [ "$st" = 0 ] || [ "$st" = 1 ]; } && ok "SIG$sig #$i: the run ended before the signal: status $st" ||
 				nok "SIG$sig #$i: the run ended before the signal with status $st"
+		elif [ "$complete" = 1 ] && [ "$caught" = 0 ]; then
+			{ [ "$st" = 0 ] || [ "$st" = 1 ]; } &&
+				ok "SIG$sig #$i: the run was complete (its summary logged) before the signal: status $st" ||
+				nok "SIG$sig #$i: the run was complete before the signal, status $st"
 		elif [ "$st" = "$want" ] && [ "$caught" = 1 ]; then
 			stops=$((stops + 1))
 			ok "SIG$sig #$i: status $st and the run says \"stopped on SIG$sig\""
