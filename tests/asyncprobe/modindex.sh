@@ -114,6 +114,26 @@ c=$(plan -b "$root" --resolve-modalias='scsi:t-0x00')
 [ -n "$a" ] && [ "$a" = "$b" ] && [ "$a" = "$c" ] && ok "-b, -b -S and --modules-dir agree: $a" ||
 	nok "-b -S: '$a', --modules-dir: '$b', -b: '$c'"
 
+# One alias asked for again and again, from several threads at once: every
+# request reports what the first did (a modalias is resolved once per run).
+modcache="$builddir/tests/asyncprobe/test-modcache"
+unknown='pci:v0000FFFEd0000FFFEsv00000000sd00000000bcFFscFFi00'
+if [ -x "$modcache" ]; then
+	out=$("$modcache" "$moddir" 'scsi:t-0x00' 'virtio:d00000008v00001AF4' "$unknown" 2>&1)
+	st=$?
+	printf '%s\n' "$out" | sed 's/^/# /'
+	[ "$st" = 0 ] && ok "test-modcache: every alias's 12 requests from 4 threads agree" ||
+		nok "test-modcache: status $st"
+	printf '%s\n' "$out" | grep -q "^ok - scsi:t-0x00: .* agree: failed 0: sd_mod=dry-run\[.* sd_mod\]$" &&
+		ok "test-modcache: scsi:t-0x00 is sd_mod, its dependencies first" ||
+		nok "test-modcache: scsi:t-0x00 is not reported as sd_mod's plan"
+	printf '%s\n' "$out" | grep -q "^ok - $unknown: .* agree: failed 0:$" &&
+		ok "test-modcache: an alias nothing claims loads nothing, every time" ||
+		nok "test-modcache: the unclaimed alias reported something"
+else
+	nok "no $modcache (make check builds it)"
+fi
+
 # An alias nothing claims: status 1, nothing printed.
 out=$("$prog" -q -b "$root" --resolve-modalias='pci:v0000FFFEd0000FFFEsv00000000sd00000000bcFFscFFi00')
 st=$?
