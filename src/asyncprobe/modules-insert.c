@@ -166,6 +166,19 @@ bool modules_soft_failed(struct ap_modules *m, const char *name, bool record)
 	return seen;
 }
 
+/* Waits for an insertion's child: 0 or -errno as the child reported it. */
+static int insert_child_wait(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (WIFEXITED(status))
+		return -WEXITSTATUS(status);
+	return -EINTR;
+}
+
 /*
  * finit_module() in a child process.  A driver probes its devices inside
  * init_module(), and that can wait on a device for good, uninterruptibly
@@ -179,7 +192,6 @@ bool modules_soft_failed(struct ap_modules *m, const char *name, bool record)
 static int finit_module_child(int fd, const char *options, int flags)
 {
 	pid_t pid;
-	int status;
 
 	pid = fork();
 	if (pid < 0)
@@ -189,12 +201,32 @@ static int finit_module_child(int fd, const char *options, int flags)
 
 		_exit(r < 0 ? (errno > 0 && errno < 256 ? errno : EIO) : 0);
 	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	if (WIFEXITED(status))
-		return -WEXITSTATUS(status);
-	return -EINTR;
+	return insert_child_wait(pid);
+}
+
+/*
+ * The same for a compressed module that the kernel cannot decompress
+ * itself (no CONFIG_MODULE_DECOMPRESS, as in Debian 12's kernel, or not
+ * that method): libkmod decompresses it in the child and hands the kernel
+ * the image with init_module().  m->lock is held only across fork(), so
+ * the child gets the context in a consistent state; the context is not
+ * shared after that.
+ */
+static int kmod_insert_child(struct ap_modules *m, struct kmod_module *mod, const char *options)
+{
+	pid_t pid;
+
+	pthread_mutex_lock(&m->lock);
+	pid = fork();
+	if (pid == 0) {
+		int r = kmod_module_insert_module(mod, 0, options);
+
+		_exit(r < 0 ? (-r < 256 ? -r : EIO) : 0);
+	}
+	pthread_mutex_unlock(&m->lock);
+	if (pid < 0)
+		return -errno;
+	return insert_child_wait(pid);
 }
 
 /*
@@ -316,12 +348,13 @@ static int insert_file(struct ap_modules *m, struct action *a, const char *opts)
 		return -errno;
 	r = finit_module_child(fd, opts, is_compressed(a->path) ? MODULE_INIT_COMPRESSED_FILE : 0);
 	close(fd);
-	if (r == -ENOSYS || (r == -EINVAL && is_compressed(a->path))) {
-		/* let libkmod decompress in userspace */
-		pthread_mutex_lock(&m->lock);
-		r = kmod_module_insert_module(a->mod, 0, opts);
-		pthread_mutex_unlock(&m->lock);
-	}
+	/*
+	 * A kernel without in-kernel decompression answers EOPNOTSUPP (6.1
+	 * built without CONFIG_MODULE_DECOMPRESS) or, before 5.17, EINVAL
+	 * for the flag; without finit_module() at all, ENOSYS.
+	 */
+	if (r == -ENOSYS || (is_compressed(a->path) && (r == -EOPNOTSUPP || r == -EINVAL)))
+		r = kmod_insert_child(m, a->mod, opts);
 	return r;
 }
 

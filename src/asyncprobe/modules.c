@@ -22,8 +22,12 @@
  *      the kernel serializes two loads of the same module and makes the
  *      later one wait and fail with EEXIST, which is success here.
  *
- * Compressed modules the kernel cannot take with finit_module() fall back
- * to kmod_module_insert_module() under the mutex.
+ * A compressed module goes to finit_module() with
+ * MODULE_INIT_COMPRESSED_FILE; a kernel that cannot decompress it (built
+ * without CONFIG_MODULE_DECOMPRESS, as Debian 12's: EOPNOTSUPP; before
+ * 5.17: EINVAL) gets it from kmod_module_insert_module() in a child
+ * process, which decompresses it and calls init_module() (the mutex is
+ * held across the fork only).
  *
  * async_probe.  Linux ends the insertion of a module that did not ask for
  * async_probe (kernel/module/main.c, do_init_module()) with
