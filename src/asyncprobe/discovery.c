@@ -543,9 +543,26 @@ static bool in_list(const char *s, const char *const *list)
 }
 
 /*
- * The subsystem of the device at @dir (a buffer of PATH_MAX holding @len
- * characters, restored on return) into @buf: the last component of its
- * "subsystem" link; NULL when it has none.
+ * Whether @dir (a buffer of PATH_MAX holding @len characters, restored on
+ * return) is a device: a directory with a "uevent" file, as for libudev.
+ */
+static bool is_device_at(char *dir, size_t len)
+{
+	bool device;
+
+	if (len + sizeof("/uevent") > PATH_MAX)
+		return false;
+	strcpy(dir + len, "/uevent");
+	device = access(dir, F_OK) == 0;
+	dir[len] = '\0';
+	return device;
+}
+
+/*
+ * The subsystem of the device at @dir (a buffer as for is_device_at())
+ * into @buf: the last component of its "subsystem" link, read in place
+ * (ap_link_name() reads it for a caller without such a buffer); NULL when
+ * it has none.
  */
 static const char *subsystem_of(char *dir, size_t len, char *buf, size_t size)
 {
@@ -589,9 +606,7 @@ static int subtree_walk(char *path, size_t len, unsigned int depth,
 			continue;
 		path[len] = '/';
 		memcpy(path + len + 1, de->d_name, n + 1);
-		strcpy(path + len + 1 + n, "/uevent");
-		device = access(path, F_OK) == 0;
-		path[len + 1 + n] = '\0';
+		device = is_device_at(path, len + 1 + n);
 		if (device)
 			subsystem = subsystem_of(path, len + 1 + n, link, sizeof(link));
 		if (device && (!subsystems || (subsystem && in_list(subsystem, subsystems))))
@@ -626,19 +641,19 @@ static int subtree_foreach(const char *syspath, const char *const *subsystems,
 }
 
 /*
- * Whether the device at @dir (a PATH_MAX buffer holding @len characters)
- * can be of any kind but AP_KIND_NONE, judged by its subsystem link and
- * name alone, as ap_classify() would judge them: without a subsystem it
- * is nobody; in "scsi" its name decides (*scsi_device: an "H:C:T:L", so a
- * SCSI device for sure; a host or a target is nobody); else only the
- * subsystems ap_classify() looks at can matter (any, with all_modules).
+ * Whether the device at @syspath, in @subsystem (NULL: it has no
+ * "subsystem" link), can be of any kind but AP_KIND_NONE, judged by the
+ * subsystem and the name alone, as ap_classify() would judge them: without
+ * a subsystem it is nobody; in "scsi" its name decides (*scsi_device: an
+ * "H:C:T:L", so a SCSI device for sure; a host or a target is nobody);
+ * else only the subsystems ap_classify() looks at can matter (any, with
+ * all_modules).
  */
-static bool path_may_matter(char *dir, size_t len, bool all_modules, bool *scsi_device)
+static bool path_may_matter(const char *syspath, const char *subsystem, bool all_modules,
+			    bool *scsi_device)
 {
 	static const char *const others[] = { "block", "pci", "virtio", "usb", "mmc", NULL };
-	char link[256];
-	const char *subsystem = subsystem_of(dir, len, link, sizeof(link));
-	const char *name = strrchr(dir, '/');
+	const char *name = strrchr(syspath, '/');
 
 	*scsi_device = false;
 	if (!subsystem || !name)
@@ -650,39 +665,35 @@ static bool path_may_matter(char *dir, size_t len, bool all_modules, bool *scsi_
 	return all_modules || in_list(subsystem, others);
 }
 
-/* Whether @syspath is a device: a directory with a "uevent" file. */
+/* Whether @syspath is a device (is_device_at()). */
 static bool device_exists(const char *syspath)
 {
-	char path[PATH_MAX];
-
-	return snprintf(path, sizeof(path), "%s/uevent", syspath) < (int)sizeof(path) &&
-	       access(path, F_OK) == 0;
-}
-
-/* Whether the device at @syspath is in @subsystem, by its link. */
-static bool subsystem_is(const char *syspath, const char *subsystem)
-{
-	char dir[PATH_MAX], link[256];
-	const char *s;
+	char dir[PATH_MAX];
 	size_t len = strlen(syspath);
 
 	if (len >= sizeof(dir))
 		return false;
 	memcpy(dir, syspath, len + 1);
-	s = subsystem_of(dir, len, link, sizeof(link));
-	return s && strcmp(s, subsystem) == 0;
+	return is_device_at(dir, len);
 }
 
+/* Whether the device at @syspath is in @subsystem, by its link. */
+static bool subsystem_is(const char *syspath, const char *subsystem)
+{
+	char link[256];
+
+	return ap_link_name(syspath, "subsystem", link, sizeof(link)) &&
+	       strcmp(link, subsystem) == 0;
+}
+
+/* path_may_matter() for @syspath, its subsystem read from the link. */
 static bool path_may_matter_at(const char *syspath, bool all_modules, bool *scsi_device)
 {
-	char dir[PATH_MAX];
-	size_t len = strlen(syspath);
+	char link[256];
 
-	*scsi_device = false;
-	if (len >= sizeof(dir))
-		return true;
-	memcpy(dir, syspath, len + 1);
-	return path_may_matter(dir, len, all_modules, scsi_device);
+	return path_may_matter(syspath,
+			       ap_link_name(syspath, "subsystem", link, sizeof(link)) ? link : NULL,
+			       all_modules, scsi_device);
 }
 
 bool ap_path_may_matter(const char *syspath, bool all_modules)
@@ -715,16 +726,14 @@ char *ap_owner_path(struct udev *udev, const char *path, bool all_modules, bool 
 	while ((slash = strrchr(p, '/')) && slash > p + strlen("/sys")) {
 		struct udev_device *d;
 		enum ap_kind kind;
-		bool device, scsi_device;
+		char link[256];
+		bool scsi_device;
 
 		*slash = '\0';
 		len = (size_t)(slash - p);
-		if (len + sizeof("/subsystem") > sizeof(p))
-			continue;
-		strcpy(p + len, "/uevent");
-		device = access(p, F_OK) == 0;
-		p[len] = '\0';
-		if (!device || !path_may_matter(p, len, all_modules, &scsi_device))
+		if (len + sizeof("/subsystem") > sizeof(p) || !is_device_at(p, len) ||
+		    !path_may_matter(p, subsystem_of(p, len, link, sizeof(link)), all_modules,
+				     &scsi_device))
 			continue;
 		if (scsi_device)
 			return strdup(p);

@@ -168,15 +168,6 @@ static bool any_module_ok(const struct ap_node *n)
 	return false;
 }
 
-/* The driver bound to @n's device now, from its "driver" link. */
-static void node_read_driver(struct ap_node *n)
-{
-	char drv[256];
-
-	free(n->driver);
-	n->driver = ap_link_name(n->syspath, "driver", drv, sizeof(drv)) ? strdup(drv) : NULL;
-}
-
 static void run_discovery(struct ap_node *n, struct udev *udev)
 {
 	collect_children(udev, n);

@@ -183,6 +183,8 @@ void node_describe(struct ap_node *n, struct udev_device *dev);
  * its "modalias" attribute cannot be read (a recording may lack it).
  */
 bool node_describe_scsi(struct ap_node *n);
+/* @n->driver: the driver bound to its device now, from its "driver" link. */
+void node_read_driver(struct ap_node *n);
 size_t node_path_hash(const char *s);
 struct ap_node **node_path_slot_locked(struct ap_engine *e, const char *syspath);
 struct ap_node *node_find_locked(struct ap_engine *e, const char *syspath);

@@ -94,7 +94,7 @@ void node_describe(struct ap_node *n, struct udev_device *dev)
 
 bool node_describe_scsi(struct ap_node *n)
 {
-	char modalias[256], drv[256], link[256];
+	char modalias[256], link[256];
 	const char *sysname = strrchr(n->syspath, '/');
 
 	if (n->kind != AP_KIND_SCSI || !sysname ||
@@ -107,9 +107,17 @@ bool node_describe_scsi(struct ap_node *n)
 	n->subsystem = strdup(link);
 	free(n->modalias);
 	n->modalias = strdup(modalias);
+	node_read_driver(n);
+	return true;
+}
+
+/* The driver bound to @n's device now, from its "driver" link. */
+void node_read_driver(struct ap_node *n)
+{
+	char drv[256];
+
 	free(n->driver);
 	n->driver = ap_link_name(n->syspath, "driver", drv, sizeof(drv)) ? strdup(drv) : NULL;
-	return true;
 }
 
 /*

@@ -144,12 +144,6 @@ static bool pred_probe_returned(void *data)
 	return bound_seen(p->e, p->syspath);
 }
 
-/* The module of @syspath's driver ("sd_mod"), or "" when none is named. */
-static void driver_module(const char *syspath, char *buf, size_t size)
-{
-	ap_link_name(syspath, "driver/module", buf, size);
-}
-
 static bool node_given_up(struct ap_node *n)
 {
 	bool r;
@@ -192,7 +186,8 @@ int wait_probe_returned(struct ap_node *n, struct udev *udev, unsigned int grace
 				usleep(20000);
 			continue;
 		}
-		driver_module(n->syspath, mod, sizeof(mod));
+		/* its driver's module ("sd_mod"), or "" when none is named */
+		ap_link_name(n->syspath, "driver/module", mod, sizeof(mod));
 		/* bound before this run, or no uevents to tell: the old rule */
 		if (!n->e->mon || !ap_modules_touched(n->e->mods, mod))
 			return 1;

@@ -260,14 +260,15 @@ struct ap_modules *ap_modules_free(struct ap_modules *m)
 {
 	if (!m)
 		return NULL;
+	/* the kept plans hold kmod_module references: before the context */
+	for (size_t i = 0; i < m->n_resolved; i++)
+		resolved_free(m->resolved[i]);
+	free(m->resolved);
 	if (m->ctx)
 		kmod_unref(m->ctx);
 	ap_strv_free(m->blacklist, m->n_blacklist);
 	ap_strv_free(m->soft_failed, m->n_soft_failed);
 	ap_strv_free(m->touched, m->n_touched);
-	for (size_t i = 0; i < m->n_resolved; i++)
-		resolved_free(m->resolved[i]);
-	free(m->resolved);
 	free(m->dir);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
