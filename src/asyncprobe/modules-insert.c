@@ -235,7 +235,7 @@ static int finit_module_child(int fd, const char *options, int flags)
 		free(stack);
 		return -e;
 	}
-	/* CLONE_VFORK: the child has exited (or is stuck for good) when clone() returns */
+	/* CLONE_VFORK: clone() returned once the child exited (a stuck one keeps this thread) */
 	e = insert_child_wait(pid);
 	free(stack);
 	return e;
@@ -253,6 +253,8 @@ static int kmod_insert_child(struct ap_modules *m, struct kmod_module *mod, cons
 {
 	pid_t pid;
 
+	int e;
+
 	pthread_mutex_lock(&m->lock);
 	pid = fork();
 	if (pid == 0) {
@@ -260,9 +262,10 @@ static int kmod_insert_child(struct ap_modules *m, struct kmod_module *mod, cons
 
 		_exit(r < 0 ? (-r < 256 ? -r : EIO) : 0);
 	}
+	e = errno;
 	pthread_mutex_unlock(&m->lock);
 	if (pid < 0)
-		return -errno;
+		return -e;
 	return insert_child_wait(pid);
 }
 
