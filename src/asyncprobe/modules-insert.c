@@ -252,7 +252,6 @@ static int finit_module_child(int fd, const char *options, int flags)
 static int kmod_insert_child(struct ap_modules *m, struct kmod_module *mod, const char *options)
 {
 	pid_t pid;
-
 	int e;
 
 	pthread_mutex_lock(&m->lock);
@@ -329,6 +328,13 @@ bool ap_kernel_has_async_probe(void)
 	return uname(&u) == 0 && kernel_at_least(u.release, 4, 2);
 }
 
+bool ap_kernel_knows_compressed_file(void)
+{
+	struct utsname u;
+
+	return uname(&u) == 0 && kernel_at_least(u.release, 5, 17);
+}
+
 /* Remember that this run began to insert @name (under m->lock). */
 static void touch_module(struct ap_modules *m, const char *name)
 {
@@ -378,23 +384,36 @@ bool ap_modules_scsi_scan_sync(void)
 	return n >= 4 && strncmp(buf, "sync", 4) == 0;
 }
 
-/* One insertion of @a's file with @opts, without m->lock.  0 or -errno. */
+/*
+ * One insertion of @a's file with @opts, without m->lock.  0 or -errno.
+ *
+ * A kernel built without in-kernel decompression (CONFIG_MODULE_DECOMPRESS;
+ * Debian 12's 6.1 is one) answers EOPNOTSUPP; kernels before 5.17 do not
+ * know the flag (EINVAL, so ap_modules_new() does not let them see it);
+ * without finit_module() at all, ENOSYS.  That answer is the kernel's, not
+ * the module's: after the first one, compressed files go straight to
+ * libkmod, instead of each being read into the kernel to be refused.
+ */
 static int insert_file(struct ap_modules *m, struct action *a, const char *opts)
 {
+	bool compressed = is_compressed(a->path);
 	int fd, r;
 
+	if (compressed && !__atomic_load_n(&m->kernel_decompress, __ATOMIC_RELAXED))
+		return kmod_insert_child(m, a->mod, opts);
 	fd = open(a->path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	r = finit_module_child(fd, opts, is_compressed(a->path) ? MODULE_INIT_COMPRESSED_FILE : 0);
+	r = finit_module_child(fd, opts, compressed ? MODULE_INIT_COMPRESSED_FILE : 0);
 	close(fd);
-	/*
-	 * A kernel without in-kernel decompression answers EOPNOTSUPP (6.1
-	 * built without CONFIG_MODULE_DECOMPRESS) or, before 5.17, EINVAL
-	 * for the flag; without finit_module() at all, ENOSYS.
-	 */
-	if (r == -ENOSYS || (is_compressed(a->path) && (r == -EOPNOTSUPP || r == -EINVAL)))
+	if (compressed && r == -EOPNOTSUPP) {
+		if (__atomic_exchange_n(&m->kernel_decompress, 0, __ATOMIC_RELAXED))
+			log_info("module %s: the kernel does not decompress modules itself (%s); "
+				 "libkmod decompresses them from now on", a->name, strerror(-r));
 		r = kmod_insert_child(m, a->mod, opts);
+	} else if (r == -ENOSYS) {
+		r = kmod_insert_child(m, a->mod, opts);
+	}
 	return r;
 }
 

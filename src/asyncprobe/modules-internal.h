@@ -27,6 +27,7 @@ struct ap_modules {
 	char **touched;         /* lock: modules this run began to insert */
 	size_t n_touched;
 	int async_probe;        /* atomic: 1 pass async_probe, 0 do not (see the top) */
+	int kernel_decompress;  /* atomic: 0 the kernel refused a compressed file once */
 	struct resolved **resolved; /* lock: what each modalias resolved to (step 1) */
 	size_t n_resolved;
 };
@@ -86,6 +87,8 @@ bool modules_name_eq(const char *a, const char *b);
  * @record, remember that it did (under m->lock).
  */
 bool modules_soft_failed(struct ap_modules *m, const char *name, bool record);
+/* Linux 5.17 and later know finit_module()'s MODULE_INIT_COMPRESSED_FILE. */
+bool ap_kernel_knows_compressed_file(void);
 /*
  * Carry out one action, without m->lock: 0 (also for "already there") or
  * -errno; *inserted when this call inserted it.  @own_probe: the device's

@@ -24,10 +24,12 @@
  *
  * A compressed module goes to finit_module() with
  * MODULE_INIT_COMPRESSED_FILE; a kernel that cannot decompress it (built
- * without CONFIG_MODULE_DECOMPRESS, as Debian 12's: EOPNOTSUPP; before
- * 5.17: EINVAL) gets it from kmod_module_insert_module() in a child
- * process, which decompresses it and calls init_module() (the mutex is
- * held across the fork only).
+ * without CONFIG_MODULE_DECOMPRESS, as Debian 12's, answers EOPNOTSUPP;
+ * kernels before 5.17 do not know the flag) gets it from
+ * kmod_module_insert_module() in a child process, which decompresses it
+ * and calls init_module() (the mutex is held across the fork only).  The
+ * first EOPNOTSUPP is remembered: later compressed modules go to libkmod
+ * at once.
  *
  * async_probe.  Linux ends the insertion of a module that did not ask for
  * async_probe (kernel/module/main.c, do_init_module()) with
@@ -221,6 +223,7 @@ int ap_modules_new(struct ap_modules **ret, const char *basedir, const char *mod
 	base = base ? base + 1 : m->dir;
 	m->foreign = strcmp(base, u.release) != 0;
 	m->async_probe = ap_kernel_has_async_probe();
+	m->kernel_decompress = ap_kernel_knows_compressed_file();
 	if (!m->async_probe)
 		log_info("kernel %s predates async_probe (Linux 4.2): every insertion waits for "
 			 "all asynchronous probes in the kernel", u.release);
