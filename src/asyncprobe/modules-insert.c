@@ -392,7 +392,10 @@ bool ap_modules_scsi_scan_sync(void)
  * know the flag (EINVAL, so ap_modules_new() does not let them see it);
  * without finit_module() at all, ENOSYS.  That answer is the kernel's, not
  * the module's: after the first one, compressed files go straight to
- * libkmod, instead of each being read into the kernel to be refused.
+ * libkmod, instead of each being read into the kernel to be refused.  A
+ * kernel that decompresses one method only (the one it was built with)
+ * answers EINVAL for a file in another: that one module goes to libkmod,
+ * and the next file is offered to the kernel again.
  */
 static int insert_file(struct ap_modules *m, struct action *a, const char *opts)
 {
@@ -411,7 +414,7 @@ static int insert_file(struct ap_modules *m, struct action *a, const char *opts)
 			log_info("module %s: the kernel does not decompress modules itself (%s); "
 				 "libkmod decompresses them from now on", a->name, strerror(-r));
 		r = kmod_insert_child(m, a->mod, opts);
-	} else if (r == -ENOSYS) {
+	} else if (r == -ENOSYS || (compressed && r == -EINVAL)) {
 		r = kmod_insert_child(m, a->mod, opts);
 	}
 	return r;

@@ -29,7 +29,8 @@
  * kmod_module_insert_module() in a child process, which decompresses it
  * and calls init_module() (the mutex is held across the fork only).  The
  * first EOPNOTSUPP is remembered: later compressed modules go to libkmod
- * at once.
+ * at once.  EINVAL (a kernel that decompresses another method only) sends
+ * that one module to libkmod.
  *
  * async_probe.  Linux ends the insertion of a module that did not ask for
  * async_probe (kernel/module/main.c, do_init_module()) with
