@@ -14,13 +14,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "asyncprobe.h"
-#include "cmdline.h"
-#include "coldplug.h"
-#include "engine.h"
-#include "init.h"
-#include "names.h"
-#include "stop.h"
+#include "base/base.h"
+#include "boot/boot.h"
+#include "device/device.h"
+#include "modules/modules.h"
+#include "probe/probe.h"
+#include "engine/engine.h"
+#include "links/links.h"
 
 static void usage(FILE *f)
 {
@@ -118,19 +118,6 @@ static const struct option options[] = {
 	{ "version", no_argument, NULL, 'V' },
 	{}
 };
-
-static int parse_timeout(const char *s, unsigned int *ret)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !isfinite(v) || v < 0 || v > 86400)
-		return -EINVAL;
-	*ret = (unsigned int)(v * 1000.0 + 0.5);
-	return 0;
-}
 
 static int parse_uint(const char *s, unsigned int *ret)
 {
@@ -266,7 +253,8 @@ static int parse_args(struct ap_config *cfg, int argc, char **argv, bool lenient
 			cfg->dev_dir = optarg;
 			break;
 		case 't':
-			if (parse_timeout(optarg, &cfg->device_timeout_ms) < 0) {
+			if (ap_parse_seconds_ms(optarg, &cfg->device_timeout_ms) < 0 ||
+			    cfg->device_timeout_ms > 86400u * 1000u) {
 				fprintf(stderr, "asyncprobe: invalid --device-timeout: %s (seconds)\n", optarg);
 				return AP_EXIT_USAGE;
 			}
@@ -425,7 +413,7 @@ int main(int argc, char **argv)
 	bool pid1 = getpid() == 1, done = false;
 	int r, sig;
 
-	/* Before any thread: an arena per worker is most of their memory (README, Performance). */
+	/* Before any thread: an arena per worker is most of their memory (docs/performance.md). */
 	if (!getenv("MALLOC_ARENA_MAX"))
 		(void)mallopt(M_ARENA_MAX, AP_MALLOC_ARENA_MAX);
 	ap_config_defaults(&cfg);

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "asyncprobe/asyncprobe.h"
+#include "base/base.h"
 
 static void sync_on_everything(void *data, async_cookie_t cookie)
 {

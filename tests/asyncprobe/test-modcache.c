@@ -12,8 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "asyncprobe.h"
-#include "coldplug.h"
+#include "base/base.h"
+#include "device/device.h"
+#include "modules/modules.h"
+#include "probe/probe.h"
 
 #define THREADS 4
 #define ROUNDS 3

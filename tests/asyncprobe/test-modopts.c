@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "asyncprobe.h"
-#include "coldplug.h"
+#include "base/base.h"
+#include "device/device.h"
+#include "modules/modules.h"
+#include "probe/probe.h"
 
 static int test_no, failures;
 

@@ -19,7 +19,7 @@
 #include <cmocka.h>
 #include <libudev.h>
 
-#include "asyncprobe/asyncprobe.h"
+#include "base/base.h"
 
 static char active[] = "/tmp/test-terminal-XXXXXX";
 

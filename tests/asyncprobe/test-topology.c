@@ -37,8 +37,10 @@
 #include <libudev.h>
 #include <umockdev.h>
 
-#include "asyncprobe.h"
-#include "coldplug.h"
+#include "base/base.h"
+#include "device/device.h"
+#include "modules/modules.h"
+#include "probe/probe.h"
 
 static int test_no;
 static int failures;
@@ -154,7 +156,7 @@ static void expect_enum(struct udev *udev, const char *sys, const char *parent,
 }
 
 /*
- * What the engine's waits count, read from the tree directly (discovery.c,
+ * What the engine's waits count, read from the tree directly (src/asyncprobe/device/,
  * subtree_walk()): a count goes below SCSI devices and disks, unlike an
  * enumeration, and an NVMe controller is ready when live with a namespace.
  */

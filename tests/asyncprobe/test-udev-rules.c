@@ -21,8 +21,10 @@
 #include <cmocka.h>
 #include <libudev.h>
 
-#include "asyncprobe/asyncprobe.h"
-#include "asyncprobe/coldplug.h"
+#include "base/base.h"
+#include "device/device.h"
+#include "modules/modules.h"
+#include "probe/probe.h"
 
 #define MAX_PATTERNS 64
 

@@ -3,7 +3,7 @@
  * The shared helpers: util.c (prefixes, milliseconds, peak RSS, output
  * files that report a failed write), utf8.c (the one UTF-8 decoder) and
  * json.c (the one JSON string escaper of the manifest and the trace).
- * JSON output is checked byte for byte against the rules in json.h.
+ * JSON output is checked byte for byte against the rules in base.h.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -16,9 +16,7 @@
 
 #include <cmocka.h>
 
-#include "asyncprobe.h"
-#include "json.h"
-#include "utf8.h"
+#include "base/base.h"
 
 /* What ap_json_string() writes for @s, as a new string. */
 static char *json_of(const char *s)

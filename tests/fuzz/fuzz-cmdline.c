@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "asyncprobe.h"
-#include "cmdline.h"
+#include "base/base.h"
+#include "boot/boot.h"
 #include "fuzz.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

@@ -20,10 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "asyncprobe.h"
-#include "identity.h"
-#include "names.h"
-#include "udev-string.h"
+#include "base/base.h"
+#include "probe/probe.h"
+#include "links/links.h"
 #include "fuzz.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

@@ -28,10 +28,9 @@
 
 #include <libudev.h>
 
-#include "asyncprobe.h"
-#include "identity.h"
-#include "names.h"
-#include "udev-string.h"
+#include "base/base.h"
+#include "probe/probe.h"
+#include "links/links.h"
 #include "fuzz.h"
 
 static struct udev *udev;

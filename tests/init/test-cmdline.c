@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "asyncprobe/asyncprobe.h"
-#include "asyncprobe/cmdline.h"
+#include "base/base.h"
+#include "boot/boot.h"
 
 /* The value of @key, "<bare>" for a flag, "<absent>" when missing. */
 static char *get(const char *cmdline, const char *key)

@@ -24,10 +24,9 @@
 
 #include <cmocka.h>
 
-#include "asyncprobe/asyncprobe.h"
-#include "asyncprobe/init.h"
-#include "asyncprobe/init-internal.h"
-#include "asyncprobe/notify.h"
+#include "base/base.h"
+#include "boot/boot.h"
+#include "boot/internal.h"
 
 /* The settings each ap_init_main() call gets (main() in cli.c has its own). */
 static struct ap_config cfg;

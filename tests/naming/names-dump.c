@@ -15,10 +15,9 @@
 #include <blkid.h>
 #include <libudev.h>
 
-#include "asyncprobe.h"
-#include "identity.h"
-#include "names.h"
-#include "udev-string.h"
+#include "base/base.h"
+#include "probe/probe.h"
+#include "links/links.h"
 
 static char *dupval(blkid_probe pr, const char *name)
 {

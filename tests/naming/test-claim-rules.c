@@ -22,8 +22,9 @@
 
 #include <cmocka.h>
 
-#include "asyncprobe.h"
-#include "names.h"
+#include "base/base.h"
+#include "probe/probe.h"
+#include "links/links.h"
 
 static char tmpdir[1024];
 static char devdir[1100];

@@ -18,10 +18,9 @@
 
 #include <cmocka.h>
 
-#include "asyncprobe.h"
-#include "identity.h"
-#include "names.h"
-#include "udev-string.h"
+#include "base/base.h"
+#include "probe/probe.h"
+#include "links/links.h"
 
 static bool in_allowed_set(unsigned char c)
 {

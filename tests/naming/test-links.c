@@ -20,10 +20,9 @@
 
 #include <cmocka.h>
 
-#include "asyncprobe.h"
-#include "identity.h"
-#include "names.h"
-#include "udev-string.h"
+#include "base/base.h"
+#include "probe/probe.h"
+#include "links/links.h"
 
 static char tmpdir[1024];
 static char devdir[1100];
@@ -330,7 +329,7 @@ static void test_non_symlink_left_alone(void **state)
 }
 
 /*
- * The test's own judge of a link name, written from the rule in names.h and
+ * The test's own judge of a link name, written from the rule in probe.h and
  * not from ap_link_name_valid() (which the registry itself uses, so it could
  * not catch the registry and the function going wrong together):
  * "disk", then "by-" and one of the seven kinds udev makes, then one or more

@@ -20,10 +20,9 @@
 #include <libudev.h>
 #include <umockdev.h>
 
-#include "asyncprobe.h"
-#include "identity.h"
-#include "names.h"
-#include "udev-string.h"
+#include "base/base.h"
+#include "probe/probe.h"
+#include "links/links.h"
 
 static UMockdevTestbed *tb;
 static struct udev *udev;

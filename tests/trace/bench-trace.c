@@ -10,8 +10,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "asyncprobe/asyncprobe.h"
-#include "asyncprobe/trace.h"
+#include "base/base.h"
+#include "output/output.h"
 
 enum { EVENTS = 400000 };
 

@@ -23,8 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "asyncprobe/asyncprobe.h"
-#include "asyncprobe/trace.h"
+#include "base/base.h"
+#include "output/output.h"
 
 struct node {
 	char kind[16];

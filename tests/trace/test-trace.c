@@ -26,8 +26,8 @@
 
 #include <cmocka.h>
 
-#include "asyncprobe/asyncprobe.h"
-#include "asyncprobe/trace.h"
+#include "base/base.h"
+#include "output/output.h"
 
 extern char **environ;
 
