@@ -5,8 +5,10 @@
  * files into themselves.  Nothing here is exported from libasync.so: the
  * names are hidden, and libasync.sym keeps everything else local.
  *
- * Every variable and every function here runs under the one library lock,
- * async_lock, unless its comment says otherwise.
+ * The state the two files share is one object, async_core; whatever else
+ * either file keeps is static to it.  Every field of async_core is guarded
+ * by, and every function here runs under, the one library lock,
+ * async_core.lock, unless its comment says otherwise.
  */
 #ifndef ASYNC_INTERNAL_H
 #define ASYNC_INTERNAL_H
@@ -39,25 +41,85 @@ struct async_entry {
 /* A pool thread; private to pool.c. */
 struct async_worker;
 
-/* ---- the ordering core, async.c ---- */
+/* ---- the state async.c and pool.c share ---- */
 
-extern pthread_mutex_t async_lock;
-extern pthread_condattr_t async_condattr;  /* CLOCK_MONOTONIC; set once */
-extern unsigned int async_nr_queued;       /* on the work queue; atomic reads outside */
-extern uint64_t async_nr_starts;           /* calls taken off the queue */
-extern async_trace_func_t *async_trace_fn;
-extern void *async_trace_userdata;
-extern struct async_stats async_counters;
+/*
+ * The one instance, async_core, is defined in async.c.  Above each field:
+ * what it holds, who writes it, and what guards it ("lock" is
+ * async_core.lock).
+ */
+struct async_core {
+	/*
+	 * The library lock: guards the fields below, unless marked, and
+	 * every list and counter that async.c and pool.c keep static.
+	 */
+	pthread_mutex_t lock;
+
+	/*
+	 * CLOCK_MONOTONIC, for every condition variable of the library.
+	 * Set once by the library's initialisation (pthread_once), before
+	 * any condition variable exists; read-only afterwards, no lock.
+	 */
+	pthread_condattr_t condattr;
+
+	/*
+	 * Calls on the work queue.  Written by async.c (queue push and pop)
+	 * under the lock, with relaxed atomic stores, so that idle workers
+	 * (pool.c: idle_spin()) may poll it with atomic loads without the
+	 * lock; every other read is under the lock.
+	 */
+	unsigned int nr_queued;
+
+	/*
+	 * Calls taken off the queue so far: async.c counts them, pool.c
+	 * compares it to tell a stalled queue.  Lock.
+	 */
+	uint64_t nr_starts;
+
+	/*
+	 * The trace callback and its userdata (async_set_trace()).  Lock;
+	 * trace_fn is also stored atomically, because synchronize()'s fast
+	 * path in async.c loads it atomically without the lock.  Whoever
+	 * traces reads both under the lock and calls trace_fn after
+	 * dropping it.
+	 */
+	async_trace_func_t *trace_fn;
+	void *trace_userdata;
+
+	/*
+	 * The statistics async_get_stats() copies (workers_now aside, which
+	 * it asks the pool for): async.c counts calls, pool.c workers and
+	 * wakeups.  Lock.
+	 */
+	struct async_stats counters;
+
+	/*
+	 * Test hook: while positive, each entry allocation fails (and
+	 * decrements it), so the out-of-memory fallback can be exercised.
+	 * Lock; a test sets it only while no other thread schedules.
+	 */
+	unsigned int test_fail_alloc;
+
+	/*
+	 * Chaos delays taken so far, so tests can see chaos is on.
+	 * Atomic, no lock.
+	 */
+	uint64_t test_chaos_delays;
+};
+
+extern struct async_core async_core;
 
 static inline void async_lock_acquire(void)
 {
-	pthread_mutex_lock(&async_lock);
+	pthread_mutex_lock(&async_core.lock);
 }
 
 static inline void async_lock_release(void)
 {
-	pthread_mutex_unlock(&async_lock);
+	pthread_mutex_unlock(&async_core.lock);
 }
+
+/* ---- the ordering core, async.c ---- */
 
 /* CLOCK_MONOTONIC now, and as a deadline @ns from now.  Any context. */
 uint64_t async_now_ns(void);
@@ -90,7 +152,7 @@ struct async_pool_dead {
 	bool join_watchdog;
 };
 
-/* Once, from the library's initialisation (after async_condattr). */
+/* Once, from the library's initialisation (after async_core.condattr). */
 void async_pool_init(void);
 /* A call was queued: wake or start workers, look for a stall, poke the watchdog. */
 void async_pool_queued(struct async_pool_kick *k);
@@ -115,18 +177,6 @@ void async_pool_quiesce(struct async_pool_dead *d);
 void async_pool_reap(const struct async_pool_dead *d);
 /* Workers alive or starting, for async_get_stats(). */
 unsigned int async_pool_workers_now(void);
-
-/* ---- test hooks ---- */
-
-/*
- * Test hook: while positive, each entry allocation fails (and decrements
- * it), so the out-of-memory fallback can be exercised.  Guarded by the
- * library lock; set it only while no other thread schedules.
- */
-extern unsigned int async_test_fail_alloc;
-
-/* Chaos delays taken so far (atomic), so tests can see chaos is on. */
-extern uint64_t async_test_chaos_delays;
 
 #pragma GCC visibility pop
 

@@ -31,7 +31,7 @@
  * parent completes, so "nothing in progress" can never be observed while a
  * child is still on its way (the 2.6.29 disk/partition bug).
  *
- * Data structures (all guarded by the one mutex async_lock):
+ * Data structures (all guarded by the one mutex, async_core.lock):
  *
  *  - Every call in progress (queued, running, or running inline in its
  *    caller) is an async_entry.  Entries are appended at schedule time,
@@ -124,21 +124,21 @@ struct async_waiter {
 
 static ASYNC_DOMAIN(async_dfl_domain);
 
-/* Everything below is guarded by async_lock, unless marked otherwise. */
+/* What async.c and pool.c share: see async-internal.h, field by field. */
+struct async_core async_core = {
 #ifdef PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP
-/* Spins a little before sleeping: critical sections are a few dozen instructions. */
-pthread_mutex_t async_lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
+	/* Spins a little before sleeping: critical sections are a few dozen instructions. */
+	.lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP,
 #else
-pthread_mutex_t async_lock = PTHREAD_MUTEX_INITIALIZER;
+	.lock = PTHREAD_MUTEX_INITIALIZER,
 #endif
-pthread_condattr_t async_condattr;         /* CLOCK_MONOTONIC; set once */
+};
 
+/* Everything below is guarded by async_core.lock, unless marked otherwise. */
 static async_cookie_t next_cookie = 1;
 static struct async_entry *reg_first, *reg_last;
 static struct async_waiter *reg_waiters;
 static struct async_entry *queue_first, *queue_last;
-unsigned int async_nr_queued;              /* on the work queue; atomic reads outside */
-uint64_t async_nr_starts;                  /* calls taken off the queue */
 static unsigned int nr_inflight;           /* queued or running on a worker */
 static struct async_entry *free_entries;
 static unsigned int nr_free;
@@ -148,15 +148,8 @@ static unsigned int max_pending = ASYNC_DEFAULT_MAX_PENDING;
 static bool enabled;
 static bool warned_self_sync;
 
-async_trace_func_t *async_trace_fn;
-void *async_trace_userdata;
 static async_log_func_t *log_fn;
 static void *log_userdata;
-
-struct async_stats async_counters;
-
-unsigned int async_test_fail_alloc;
-uint64_t async_test_chaos_delays;
 
 /* Chaos state: atomics, read without the lock. */
 static uint64_t chaos_seed;
@@ -263,7 +256,7 @@ static void chaos_delay(void)
 	r = splitmix64(&tls_rng);
 	if ((r & 3) == 0)
 		return;
-	__atomic_add_fetch(&async_test_chaos_delays, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&async_core.test_chaos_delays, 1, __ATOMIC_RELAXED);
 	ts.tv_sec = 0;
 	ts.tv_nsec = (long)(10000 + (r >> 16) % 290000);
 	nanosleep(&ts, NULL);
@@ -279,8 +272,8 @@ static void async_init(void)
 {
 	const char *s;
 
-	pthread_condattr_init(&async_condattr);
-	pthread_condattr_setclock(&async_condattr, CLOCK_MONOTONIC);
+	pthread_condattr_init(&async_core.condattr);
+	pthread_condattr_setclock(&async_core.condattr, CLOCK_MONOTONIC);
 	async_pool_init();
 
 	s = getenv("ASYNC_CHAOS");
@@ -383,10 +376,10 @@ void async_complete_entry(struct async_entry *e)
 {
 	if (e->abandoned) {
 		nr_abandoned_running--;
-		async_counters.abandoned_returned++;
+		async_core.counters.abandoned_returned++;
 	} else {
 		unlink_entry(e);
-		async_counters.completed++;
+		async_core.counters.completed++;
 	}
 	if (!e->on_heap)
 		return;
@@ -404,8 +397,8 @@ static struct async_entry *entry_alloc(void)
 {
 	struct async_entry *e;
 
-	if (async_test_fail_alloc) {
-		async_test_fail_alloc--;
+	if (async_core.test_fail_alloc) {
+		async_core.test_fail_alloc--;
 		return NULL;
 	}
 	e = free_entries;
@@ -425,7 +418,7 @@ static void queue_push(struct async_entry *e)
 	else
 		queue_first = e;
 	queue_last = e;
-	__atomic_store_n(&async_nr_queued, async_nr_queued + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&async_core.nr_queued, async_core.nr_queued + 1, __ATOMIC_RELAXED);
 }
 
 struct async_entry *async_queue_pop(void)
@@ -437,8 +430,8 @@ struct async_entry *async_queue_pop(void)
 	queue_first = e->queue_next;
 	if (!queue_first)
 		queue_last = NULL;
-	__atomic_store_n(&async_nr_queued, async_nr_queued - 1, __ATOMIC_RELAXED);
-	async_nr_starts++;
+	__atomic_store_n(&async_core.nr_queued, async_core.nr_queued - 1, __ATOMIC_RELAXED);
+	async_core.nr_starts++;
 	e->started = true;
 	return e;
 }
@@ -481,8 +474,8 @@ void async_drain_queue_here(void)
 	struct async_entry *e;
 
 	while ((e = async_queue_pop())) {
-		async_trace_func_t *tfn = async_trace_fn;
-		void *tud = async_trace_userdata;
+		async_trace_func_t *tfn = async_core.trace_fn;
+		void *tud = async_core.trace_userdata;
 
 		async_lock_release();
 		async_run_call(e, tfn, tud, true);
@@ -526,7 +519,7 @@ static async_cookie_t schedule(async_func_t *func, void *data, struct async_doma
 	} else {
 		e = &stack_entry;
 		e->on_heap = false;
-		async_counters.inline_calls++;
+		async_core.counters.inline_calls++;
 	}
 	cookie = next_cookie++;
 	e->cookie = cookie;
@@ -537,7 +530,7 @@ static async_cookie_t schedule(async_func_t *func, void *data, struct async_doma
 	e->started = !e->on_heap;
 	e->abandoned = false;
 	link_entry(e);
-	async_counters.scheduled++;
+	async_core.counters.scheduled++;
 	/* Once queued, the entry belongs to the workers: do not touch it below. */
 	queued = e->on_heap;
 	if (queued) {
@@ -545,8 +538,8 @@ static async_cookie_t schedule(async_func_t *func, void *data, struct async_doma
 		queue_push(e);
 		async_pool_queued(&kick);
 	}
-	tfn = async_trace_fn;
-	tud = async_trace_userdata;
+	tfn = async_core.trace_fn;
+	tud = async_core.trace_userdata;
 	/* Stamped under the lock: a worker may start the call before we report it. */
 	if (tfn)
 		sched_ns = async_now_ns();
@@ -652,7 +645,7 @@ static void synchronize(async_cookie_t target, struct async_domain *domain)
 	if (tls_depth == 1 && domain && tls_entry->domain == domain &&
 	    target <= tls_entry->cookie &&
 	    __atomic_load_n(&domain->_first, __ATOMIC_ACQUIRE) == tls_entry &&
-	    !__atomic_load_n(&async_trace_fn, __ATOMIC_RELAXED)) {
+	    !__atomic_load_n(&async_core.trace_fn, __ATOMIC_RELAXED)) {
 		chaos_delay();
 		return;
 	}
@@ -661,7 +654,7 @@ static void synchronize(async_cookie_t target, struct async_domain *domain)
 	if (own && target > own) {
 		/* Waiting for the caller itself: wait for what came before it. */
 		target = own;
-		async_counters.self_syncs++;
+		async_core.counters.self_syncs++;
 		if (!warned_self_sync) {
 			warned_self_sync = true;
 			warn = true;
@@ -669,8 +662,8 @@ static void synchronize(async_cookie_t target, struct async_domain *domain)
 			lud = log_userdata;
 		}
 	}
-	tfn = async_trace_fn;
-	tud = async_trace_userdata;
+	tfn = async_core.trace_fn;
+	tud = async_core.trace_userdata;
 	first = domain ? domain->_first : reg_first;
 	if (!first || first->cookie >= target) {
 		async_lock_release();
@@ -681,10 +674,10 @@ static void synchronize(async_cookie_t target, struct async_domain *domain)
 		goto out;
 	}
 
-	async_counters.waits++;
+	async_core.counters.waits++;
 	w.target = target;
 	w.done = false;
-	pthread_cond_init(&w.cond, &async_condattr);
+	pthread_cond_init(&w.cond, &async_core.condattr);
 	insert_waiter(domain ? &domain->_waiters : &reg_waiters, &w);
 	async_lock_release();
 	if (tfn)
@@ -773,7 +766,7 @@ static int abandon(async_cookie_t cookie, struct async_domain *domain)
 	unlink_entry(e);
 	e->abandoned = true;
 	nr_abandoned_running++;
-	async_counters.abandoned++;
+	async_core.counters.abandoned++;
 	start = async_pool_abandon(e->worker);
 	async_lock_release();
 	if (start)
@@ -886,8 +879,8 @@ ASYNC_EXPORT void async_chaos_point(void)
 ASYNC_EXPORT void async_set_trace(async_trace_func_t *fn, void *userdata)
 {
 	async_lock_acquire();
-	__atomic_store_n(&async_trace_fn, fn, __ATOMIC_RELAXED);
-	async_trace_userdata = userdata;
+	__atomic_store_n(&async_core.trace_fn, fn, __ATOMIC_RELAXED);
+	async_core.trace_userdata = userdata;
 	async_lock_release();
 }
 
@@ -902,7 +895,7 @@ ASYNC_EXPORT void async_set_log(async_log_func_t *fn, void *userdata)
 ASYNC_EXPORT void async_get_stats(struct async_stats *ret)
 {
 	async_lock_acquire();
-	*ret = async_counters;
+	*ret = async_core.counters;
 	ret->workers_now = async_pool_workers_now();
 	async_lock_release();
 }

@@ -98,7 +98,7 @@ struct async_worker {
 	bool abandoned;                           /* its call was abandoned: not counted */
 };
 
-/* Everything below is guarded by async_lock, unless marked otherwise. */
+/* Everything below is guarded by async_core.lock, unless marked otherwise. */
 static pthread_cond_t async_quiesce_cond;  /* the pool emptied, the watchdog exited */
 static struct async_worker *idle_workers;  /* stack, most recently idle first */
 static struct async_worker *zombies;       /* exited, to be joined */
@@ -156,8 +156,8 @@ static bool reserve_workers(unsigned int n)
 	nr_workers += n;
 	nr_starting += n;
 	spawn_owed += n - 1;
-	if (nr_workers > async_counters.workers_peak)
-		async_counters.workers_peak = nr_workers;
+	if (nr_workers > async_core.counters.workers_peak)
+		async_core.counters.workers_peak = nr_workers;
 	return true;
 }
 
@@ -275,16 +275,17 @@ static bool stall_check(void)
 	unsigned int n, wake, busy = nr_workers - nr_idle;
 	int verdict;
 
-	if (!async_nr_queued) {
+	if (!async_core.nr_queued) {
 		stall_computing = false;
 		return false;
 	}
 	if (busy >= max_threads)
 		return false;
 	now = async_now_ns();
-	if (async_nr_starts != starts_seen || __atomic_load_n(&nr_returning, __ATOMIC_RELAXED)) {
+	if (async_core.nr_starts != starts_seen ||
+	    __atomic_load_n(&nr_returning, __ATOMIC_RELAXED)) {
 		/* Calls started, or workers are about to take one: progress. */
-		starts_seen = async_nr_starts;
+		starts_seen = async_core.nr_starts;
 		last_progress = now;
 		return false;
 	}
@@ -307,8 +308,8 @@ static bool stall_check(void)
 	switch (verdict) {
 	case 1:
 		/* They sleep: a worker per call, new ones once seen twice in a row. */
-		wake = async_nr_queued;
-		n = stall_asleep ? async_nr_queued : 4 * busy;
+		wake = async_core.nr_queued;
+		n = stall_asleep ? async_core.nr_queued : 4 * busy;
 		stall_asleep = true;
 		stall_computing = false;
 		break;
@@ -323,8 +324,8 @@ static bool stall_check(void)
 		n = busy < 2 ? 1 : 0;
 		break;
 	}
-	if (wake > async_nr_queued)
-		wake = async_nr_queued;
+	if (wake > async_core.nr_queued)
+		wake = async_core.nr_queued;
 	if (wake > nr_idle) {
 		unsigned int more = wake - nr_idle;
 
@@ -366,14 +367,14 @@ static bool idle_spin(void)
 	__atomic_add_fetch(&nr_returning, 1, __ATOMIC_RELAXED);
 	async_lock_release();
 	for (unsigned int i = 0; i < ASYNC_SPIN; i++) {
-		if (__atomic_load_n(&async_nr_queued, __ATOMIC_RELAXED))
+		if (__atomic_load_n(&async_core.nr_queued, __ATOMIC_RELAXED))
 			break;
 		cpu_relax();
 	}
 	async_lock_acquire();
 	__atomic_sub_fetch(&nr_returning, 1, __ATOMIC_RELAXED);
 	spinning = false;
-	found = async_nr_queued > 0;
+	found = async_core.nr_queued > 0;
 	return found;
 }
 
@@ -430,8 +431,8 @@ static void *worker_main(void *arg)
 		/* 2. Take the oldest queued call, run it, retire it. */
 		e = async_queue_pop();
 		if (e) {
-			async_trace_func_t *tfn = async_trace_fn;
-			void *tud = async_trace_userdata;
+			async_trace_func_t *tfn = async_core.trace_fn;
+			void *tud = async_core.trace_userdata;
 
 			w->in_call = true;
 			w->calls++;
@@ -462,13 +463,13 @@ static void *worker_main(void *arg)
 			int r = 0;
 
 			while (!w->woken && r != ETIMEDOUT)
-				r = pthread_cond_timedwait(&w->cond, &async_lock, &deadline);
+				r = pthread_cond_timedwait(&w->cond, &async_core.lock, &deadline);
 		}
 		if (w->woken)
 			nr_waking--;
 		if (!w->woken) {
 			remove_idle(w);
-			if (!async_nr_queued)
+			if (!async_core.nr_queued)
 				break;
 		}
 	}
@@ -537,9 +538,9 @@ bool async_pool_start_worker(void)
 
 	w = calloc(1, sizeof(*w));
 	if (w) {
-		pthread_cond_init(&w->cond, &async_condattr);
+		pthread_cond_init(&w->cond, &async_core.condattr);
 		async_lock_acquire();
-		w->index = (unsigned int)++async_counters.workers_started;
+		w->index = (unsigned int)++async_core.counters.workers_started;
 		async_lock_release();
 		pthread_attr_t attr;
 
@@ -579,10 +580,11 @@ static void *watchdog_main(void *arg)
 		struct timespec deadline;
 		int r = 0;
 
-		if (async_nr_queued && nr_workers > nr_idle && nr_workers - nr_idle < max_threads) {
+		if (async_core.nr_queued && nr_workers > nr_idle &&
+		    nr_workers - nr_idle < max_threads) {
 			/* Rarely while calls were last seen computing with workers enough. */
 			deadline = async_deadline_after(stall_computing ? ASYNC_STALL_NS * 100 : ASYNC_WATCH_NS);
-			pthread_cond_timedwait(&watchdog_cond, &async_lock, &deadline);
+			pthread_cond_timedwait(&watchdog_cond, &async_core.lock, &deadline);
 			if (!quiescing && stall_check()) {
 				async_lock_release();
 				async_pool_start_worker();
@@ -593,8 +595,8 @@ static void *watchdog_main(void *arg)
 		watchdog_idle = true;
 		deadline = async_deadline_after(ASYNC_LINGER_NS);
 		while (watchdog_idle && !quiescing && r != ETIMEDOUT)
-			r = pthread_cond_timedwait(&watchdog_cond, &async_lock, &deadline);
-		if (watchdog_idle && r == ETIMEDOUT && !async_nr_queued)
+			r = pthread_cond_timedwait(&watchdog_cond, &async_core.lock, &deadline);
+		if (watchdog_idle && r == ETIMEDOUT && !async_core.nr_queued)
 			break;
 		watchdog_idle = false;
 	}
@@ -655,8 +657,8 @@ void async_pool_init(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
-	pthread_cond_init(&async_quiesce_cond, &async_condattr);
-	pthread_cond_init(&watchdog_cond, &async_condattr);
+	pthread_cond_init(&async_quiesce_cond, &async_core.condattr);
+	pthread_cond_init(&watchdog_cond, &async_core.condattr);
 	nr_cpus = n > 0 ? (unsigned int)n : 1;
 }
 
@@ -685,22 +687,22 @@ void async_pool_wait(pthread_cond_t *cond, const bool *done, bool in_call)
 	while (!*done) {
 		bool start = false;
 
-		if (!nr_workers && async_nr_queued) {
+		if (!nr_workers && async_core.nr_queued) {
 			/* No worker could be started: run the queue here. */
 			async_drain_queue_here();
 			continue;
 		}
-		if (!in_call && async_nr_queued && nr_workers - nr_idle < max_threads) {
+		if (!in_call && async_core.nr_queued && nr_workers - nr_idle < max_threads) {
 			/* Watch for a stalled queue while waiting; rarely if calls compute. */
 			struct timespec deadline = async_deadline_after(stall_computing ? ASYNC_STALL_NS * 100 : ASYNC_STALL_NS);
 
-			pthread_cond_timedwait(cond, &async_lock, &deadline);
-			async_counters.wakeups++;
+			pthread_cond_timedwait(cond, &async_core.lock, &deadline);
+			async_core.counters.wakeups++;
 			if (!*done)
 				start = stall_check();
 		} else {
-			pthread_cond_wait(cond, &async_lock);
-			async_counters.wakeups++;
+			pthread_cond_wait(cond, &async_core.lock);
+			async_core.counters.wakeups++;
 		}
 		if (start) {
 			async_lock_release();
@@ -718,7 +720,7 @@ bool async_pool_abandon(struct async_worker *w)
 	w->abandoned = true;
 	worker_leave(w);
 	/* What the hung call held up may be queued with no one to take it. */
-	if (async_nr_queued && nr_workers == nr_idle)
+	if (async_core.nr_queued && nr_workers == nr_idle)
 		return add_workers(1);
 	return false;
 }
@@ -730,7 +732,7 @@ void async_pool_quiesce(struct async_pool_dead *d)
 		;
 	pthread_cond_signal(&watchdog_cond);
 	while (nr_workers || watchdog_state == WATCHDOG_RUNNING)
-		pthread_cond_wait(&async_quiesce_cond, &async_lock);
+		pthread_cond_wait(&async_quiesce_cond, &async_core.lock);
 	quiescing--;
 	d->join_watchdog = watchdog_state == WATCHDOG_EXITED;
 	watchdog_state = WATCHDOG_NONE;

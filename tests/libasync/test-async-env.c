@@ -31,14 +31,15 @@ int main(int argc, char **argv)
 	for (uintptr_t i = 1; i <= 200; i++)
 		async_schedule(call, (void *)i);
 	async_synchronize_full();
-	delays = __atomic_load_n(&async_test_chaos_delays, __ATOMIC_SEQ_CST);
+	delays = __atomic_load_n(&async_core.test_chaos_delays, __ATOMIC_SEQ_CST);
 	printf("%s 1 - ASYNC_CHAOS=4242 injects delays (%llu), order kept (%u calls)\n",
 	       delays > 0 && done == 200 ? "ok" : "not ok", (unsigned long long)delays, done);
 	async_set_chaos(0);
-	delays = __atomic_load_n(&async_test_chaos_delays, __ATOMIC_SEQ_CST);
+	delays = __atomic_load_n(&async_core.test_chaos_delays, __ATOMIC_SEQ_CST);
 	for (unsigned int i = 0; i < 50; i++)
 		async_chaos_point();
 	printf("%s 2 - async_set_chaos(0) turns it off\n",
-	       __atomic_load_n(&async_test_chaos_delays, __ATOMIC_SEQ_CST) == delays ? "ok" : "not ok");
+	       __atomic_load_n(&async_core.test_chaos_delays, __ATOMIC_SEQ_CST) == delays ?
+	       "ok" : "not ok");
 	return async_quiesce() == 0 ? 0 : 1;
 }

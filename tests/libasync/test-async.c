@@ -542,7 +542,7 @@ static void test_fallback_oom(void **state)
 	main_thread = pthread_self();
 	c1 = async_schedule(slow_call, &g);
 	gate_wait_waiting(&g, 1);
-	async_test_fail_alloc = 1;
+	async_core.test_fail_alloc = 1;
 	c2 = async_schedule(where_call, &ran);
 	assert_true(ran);                            /* ran inline, before returning */
 	assert_true(ran_in_main);
@@ -915,14 +915,14 @@ static void test_trace(void **state)
 /* Chaos: delays happen, results do not change. */
 static void test_chaos_set(void **state)
 {
-	uint64_t d0 = __atomic_load_n(&async_test_chaos_delays, __ATOMIC_SEQ_CST);
+	uint64_t d0 = __atomic_load_n(&async_core.test_chaos_delays, __ATOMIC_SEQ_CST);
 
 	async_chaos_point();                        /* off: no delay */
-	assert_int_equal(__atomic_load_n(&async_test_chaos_delays, __ATOMIC_SEQ_CST), d0);
+	assert_int_equal(__atomic_load_n(&async_core.test_chaos_delays, __ATOMIC_SEQ_CST), d0);
 	async_set_chaos(12345);
 	for (unsigned int i = 0; i < 20; i++)
 		async_chaos_point();
-	assert_true(__atomic_load_n(&async_test_chaos_delays, __ATOMIC_SEQ_CST) > d0);
+	assert_true(__atomic_load_n(&async_core.test_chaos_delays, __ATOMIC_SEQ_CST) > d0);
 	test_sync_cookie_order(state);
 	test_full_sync_nested(state);
 	async_set_chaos(0);
