@@ -27,6 +27,8 @@ pkgs=(
 	valgrind python3
 	# lint of the dracut and initramfs-tools scripts (tests/init/scripts.sh)
 	shellcheck
+	# manual pages format without warnings (tests/man/manpages.sh)
+	groff-base
 )
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps: run as root (apt-get)" >&2
