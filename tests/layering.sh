@@ -3,7 +3,8 @@
 # The layers of src/asyncprobe/ (README.md, Layout: the table between the
 # "layers" markers, lowest layer first) against the code:
 #   1. the table and the folders agree: every folder of src/asyncprobe/ is a
-#      row, every row a folder with its public header and its Makemodule.am;
+#      row, every row a folder with its public header and its Makemodule.am,
+#      and the folder's headers name each of its .c files;
 #   2. includes: a file uses its own folder's headers, and of another folder
 #      only the public header, and only of a folder above it in the table;
 #   3. objects (nm over the build tree): no object calls or reads a symbol
@@ -62,6 +63,21 @@ for name in layers:
         if not os.path.isfile(os.path.join(tree, name, need)):
             bad.append(f'{name}/{need}: missing')
 point(not bad, 'the table and the folders of src/asyncprobe/ agree', bad)
+
+# Headers say where their code lives: each folder's public header (or its
+# internal.h) names every .c file of the folder.
+bad = []
+for name in layers:
+    d = os.path.join(tree, name)
+    if name.endswith('.c') or not os.path.isdir(d):
+        continue
+    text = ''
+    for h in (name + '.h', 'internal.h'):
+        if os.path.isfile(os.path.join(d, h)):
+            text += open(os.path.join(d, h), encoding='utf-8').read()
+    bad += [f'{name}/{c}: named in neither {name}.h nor internal.h'
+            for c in sorted(os.listdir(d)) if c.endswith('.c') and c not in text]
+point(not bad, 'each folder\'s headers name every .c file of the folder', bad)
 
 
 def layer_of(rel):
