@@ -9,23 +9,11 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
 #endif
-#include <ctype.h>
 #include <dirent.h>
-#include <endian.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
-#include <pthread.h>
-#include <stdio.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <linux/hdreg.h>
-#include <scsi/sg.h>
 
-#include <libudev.h>
 
 #include "base/base.h"
 #include "probe/probe.h"
