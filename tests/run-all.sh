@@ -6,8 +6,9 @@
 # line "N passed, N failed, N skipped" over every test executed.
 #
 # Environment: SKIP_DEPS=1 (do not apt-get), SKIP_VM=1 (no QEMU tests, counted
-# as skipped), JOBS (parallel make jobs, default: number of CPUs), CI=true
-# (set by CI: a required component missing is a failure, not a skip).
+# as skipped; refused under CI=true, a failure), JOBS (parallel make jobs,
+# default: number of CPUs), CI=true (set by CI: a required component missing
+# is a failure, not a skip).
 #
 # The run fails when anything fails, and also when the tests skipped are not
 # exactly the README's list of expected skips (its "Expected skips"): a skip
@@ -90,6 +91,14 @@ step() {
 	fi
 }
 
+# CI runs the QEMU boot tests: SKIP_VM=1 there is refused, one failure,
+# said before anything else runs (the VM tests are then left out).
+if [ "${SKIP_VM:-0}" = 1 ] && [ "${CI:-}" = true ]; then
+	note "SKIP_VM"
+	echo "FAIL: SKIP_VM=1 is refused under CI=true: CI runs the QEMU boot tests (counted as one failure)"
+	failed=$((failed + 1))
+fi
+
 if [ "${SKIP_DEPS:-0}" != 1 ]; then
 	note "installing dependencies"
 	bash tests/install-deps.sh || { echo "dependency installation failed"; echo "0 passed, 1 failed"; exit 1; }
@@ -111,6 +120,69 @@ if step build build_tree "$top/_build"; then
 	note "make check"
 	(cd "$top/_build" && make -j"$JOBS" check) >"$out/check.log" 2>&1
 	count_log "$top/_build/test-suite.log" "unit tests" unit
+fi
+
+# 1b. An in-tree build leaves the checkout as git has it: in a copy of the
+#     source tree (its uncommitted changes included), autogen.sh, configure,
+#     make and make check's programs (TESTS= runs no test) may change,
+#     delete or add no file git sees (.gitignore covers every build
+#     product), and neither may make clean; no tracked file is ignored.
+#     git works on the copy through a copy of the index, so the checkout's
+#     own index is never written.
+intree_step() (
+	dir="$out/intree"
+	gitdir=$(git -C "$top" rev-parse --absolute-git-dir) || exit 1
+	index=$(git -C "$top" rev-parse --path-format=absolute --git-path index) || exit 1
+	rm -rf "$dir" && mkdir -p "$dir" || exit 1
+	tar -C "$top" --exclude=./.git --exclude='./_build*' --exclude=./_ci -cf - . |
+		tar -C "$dir" -xf - || exit 1
+	cp "$index" "$out/intree.index" || exit 1
+	export GIT_DIR="$gitdir" GIT_WORK_TREE="$dir" GIT_INDEX_FILE="$out/intree.index"
+	cd "$dir" || exit 1
+	# what is ignored goes (a stale in-tree configure of the checkout); what
+	# git sees stays, and is what the build is compared with
+	git clean -Xdfq || exit 1
+	git status --porcelain -uall >"$out/intree-before.txt" || exit 1
+	if [ -s "$out/intree-before.txt" ]; then
+		echo "uncommitted changes in the checkout, compared with after each stage:"
+		cat "$out/intree-before.txt"
+	fi
+	bad=0
+	ignored=$(git ls-files -ci --exclude-standard)
+	if [ -n "$ignored" ]; then
+		echo "FAIL: tracked files that .gitignore ignores:"
+		echo "$ignored"
+		bad=1
+	fi
+	# same TAG WHAT: git status after WHAT as before the build
+	same() {
+		git status --porcelain -uall >"$out/intree-$1.txt" || return 1
+		if ! diff "$out/intree-before.txt" "$out/intree-$1.txt" >"$out/intree-$1.diff"; then
+			echo "FAIL: after $2, git status differs (< before, > after; ?? untracked, M changed, D deleted):"
+			grep '^[<>]' "$out/intree-$1.diff"
+			return 1
+		fi
+		echo "after $2, git status is as before"
+	}
+	# the build's output in its own log, so this step's log is the findings
+	if ! { ./autogen.sh && ./configure && make -j"$JOBS" && make -j"$JOBS" check TESTS=; } \
+		>"$out/intree-build.log" 2>&1; then
+		echo "FAIL: the in-tree build failed; the last lines of $out/intree-build.log:"
+		tail -30 "$out/intree-build.log"
+		exit 1
+	fi
+	same build "the build" || bad=1
+	if ! make clean >>"$out/intree-build.log" 2>&1; then
+		echo "FAIL: make clean failed; see $out/intree-build.log"
+		exit 1
+	fi
+	same clean "make clean" || bad=1
+	exit $bad
+)
+if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
+	step intree-clean intree_step
+else
+	note "intree-clean"; missing intree-clean "$top is not a git checkout"
 fi
 
 # 2. ThreadSanitizer and ASan+UBSan builds of the unit suite.
@@ -182,7 +254,9 @@ fi
 step distcheck sh -c "cd '$top/_build' && make -j'$JOBS' distcheck"
 
 # 6. QEMU boot tests.
-if [ "${SKIP_VM:-0}" = 1 ]; then
+if [ "${SKIP_VM:-0}" = 1 ] && [ "${CI:-}" = true ]; then
+	note "VM tests"; echo "not run: SKIP_VM=1, refused under CI=true (counted as a failure above)"
+elif [ "${SKIP_VM:-0}" = 1 ]; then
 	note "VM tests"; echo "SKIP: VM tests (SKIP_VM=1)"; skipped=$((skipped + 1))
 	echo "run-all: VM tests (SKIP_VM=1)" >>"$skips"
 elif [ -f "$top/_build/Makefile" ]; then
@@ -200,7 +274,7 @@ note "expected skips"
 expected="$out/skips-expected.txt"
 sed -n '/<!-- expected-skips -->/,/<!-- \/expected-skips -->/s/^- `\([^`]*\)`.*/\1/p' \
 	"$top/README.md" >"$expected"
-[ "${SKIP_VM:-0}" = 1 ] && echo "run-all: VM tests (SKIP_VM=1)" >>"$expected"
+[ "${SKIP_VM:-0}" = 1 ] && [ "${CI:-}" != true ] && echo "run-all: VM tests (SKIP_VM=1)" >>"$expected"
 if [ ! -s "$expected" ]; then
 	echo "FAIL: README.md has no expected-skips list"
 	failed=$((failed + 1))
