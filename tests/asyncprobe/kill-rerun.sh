@@ -8,14 +8,25 @@
 #    into one --dev-dir, then one undisturbed rerun: the tree must equal
 #    the reference, and no temporary link (.#asyncprobe.*) may be left;
 #  - SIGINT and SIGTERM at random moments once the program catches them
-#    (its SigCgt in /proc): exit status 130/143 with a "stopped on SIG..."
-#    line (or 0/1 when the run had ended first), no temporary link; the run
-#    stops early, and what it made is a prefix in cookie order: no link from
-#    a device after the first one it stopped, the links to our disk an
-#    initial part of the reference run's (in the same order), the tree on
-#    disk what its manifest says; and a rerun gives the reference again.
-#    A program that never catches the signal, or ends on it without saying
-#    so, fails: this is the only test of the command line's stop handler.
+#    (its SigCgt in /proc): exit status 130/143 (or 0/1 when the run had
+#    ended first), no temporary link; the run stops early, and what it made
+#    is a prefix in cookie order: no link from a device after the first one
+#    it stopped, the links to our disk an initial part of the reference
+#    run's (in the same order), the tree on disk what its manifest says; and
+#    a rerun gives the reference again.  Two paths end with 130/143, and
+#    only one is the engine stopping: the engine's "stopped on SIGx: N calls
+#    not run to the end" (engine.c, with the manifest's exit_status 130/143)
+#    versus the command line's "stopped on SIGx after the run was complete"
+#    (cli.c: the signal came after the engine's last look, the manifest says
+#    0/1).  The latter is accepted only as a race with the run's end, and
+#    at least one of each signal's three runs must be a real stop;
+#  - a driver that hangs (umockdev's scripted tree, a modprobe.d install
+#    command that sleeps, --device-timeout=30): SIGINT and SIGTERM while it
+#    hangs must stop the engine mid-run, within seconds, the hung call marked
+#    stopped, never "after the run was complete".
+#    A program that never catches the signal, or ends on it without the
+#    engine stopping, fails: this is the only test of the command line's
+#    stop handler on loop devices.
 # Prints TAP; skips with a reason where loop devices cannot be made.
 set -u
 
@@ -94,6 +105,11 @@ tree() {
 	find "$1" -type l -printf '%P -> %l\n' | grep -E -- "/$name(p[0-9]+)?\$" | sort
 }
 temps() { find "$1" -name '.#asyncprobe.*' | wc -l; }
+# manifest_status JSON: its summary's exit_status, or nothing
+manifest_status() {
+	python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["summary"]["exit_status"])' \
+		"$1" 2>/dev/null
+}
 # a random pause of 0 to $span ms: about as long as an undisturbed run
 # (measured below), so that the signals land during runs
 span=600
@@ -180,7 +196,9 @@ for sig in INT TERM; do
 	stops=0
 	for i in 1 2 3; do
 		d="$work/s$sig$i"
-		before=$(grep -c "stopped on SIG$sig" "$work/log")
+		# the engine's stop (engine.c) and the command line's late one (cli.c)
+		before=$(grep -c "stopped on SIG$sig: [0-9]* calls\? not run to the end" "$work/log")
+		before_late=$(grep -c "stopped on SIG$sig after the run was complete" "$work/log")
 		sums=$(grep -c "$summary_re" "$work/log")
 		run "$d" ASYNC_CHAOS=$((RANDOM + 1))
 		# The signal is sent only once the program catches it: a signal
@@ -199,26 +217,32 @@ for sig in INT TERM; do
 		wait "$pid"
 		st=$?
 		t=$(temps "$d")
-		caught=$(($(grep -c "stopped on SIG$sig" "$work/log") - before))
+		caught=$(($(grep -c "stopped on SIG$sig: [0-9]* calls\? not run to the end" "$work/log") - before))
+		late=$(($(grep -c "stopped on SIG$sig after the run was complete" "$work/log") - before_late))
+		mst=$(manifest_status "$d.json")
 		if [ "$handler" = 0 ]; then
 			nok "SIG$sig #$i: the program never caught SIG$sig (no handler in /proc/PID/status SigCgt before it ended; status $st)"
 		elif [ "$first" = 1 ]; then
 			{ [ "$st" = 0 ] || [ "$st" = 1 ]; } && ok "SIG$sig #$i: the run ended before the signal: status $st" ||
 				nok "SIG$sig #$i: the run ended before the signal with status $st"
-		elif [ "$complete" = 1 ] && [ "$caught" = 0 ]; then
+		elif [ "$complete" = 1 ] && [ "$caught" = 0 ] && [ "$late" = 0 ]; then
 			{ [ "$st" = 0 ] || [ "$st" = 1 ]; } &&
 				ok "SIG$sig #$i: the run was complete (its summary logged) before the signal: status $st" ||
 				nok "SIG$sig #$i: the run was complete before the signal, status $st"
-		elif [ "$st" = "$want" ] && [ "$caught" = 1 ]; then
+		elif [ "$st" = "$want" ] && [ "$caught" = 1 ] && [ "$late" = 0 ] && [ "$mst" = "$want" ]; then
 			stops=$((stops + 1))
-			ok "SIG$sig #$i: status $st and the run says \"stopped on SIG$sig\""
+			ok "SIG$sig #$i: the engine stopped: status $st, \"stopped on SIG$sig: ... not run to the end\", manifest exit_status $mst"
+		elif [ "$st" = "$want" ] && [ "$caught" = 0 ] && [ "$late" = 1 ] &&
+			{ [ "$mst" = 0 ] || [ "$mst" = 1 ]; }; then
+			# the signal raced with the run's end: legitimate, but no stop
+			ok "SIG$sig #$i: the signal came after the engine's last look: status $st, \"after the run was complete\", manifest exit_status $mst (not counted as a stop)"
 		else
-			nok "SIG$sig #$i: signalled while running, status $st (want $want), $caught \"stopped on SIG$sig\" lines"
+			nok "SIG$sig #$i: signalled while running, status $st (want $want), $caught engine stop lines, $late \"after the run was complete\" lines, manifest exit_status ${mst:-none}"
 		fi
 		[ "$t" = 0 ] && ok "SIG$sig #$i: no temporary link" || nok "SIG$sig #$i: $t temporary links"
 		tree "$d" >"$d.stopped"
-		if [ "$first" = 1 ] || [ "$st" != "$want" ]; then
-			ok "SIG$sig #$i: no stop to check for a prefix (status $st)"
+		if [ "$first" = 1 ] || [ "$st" != "$want" ] || [ "$caught" = 0 ]; then
+			ok "SIG$sig #$i: no stop of the engine to check for a prefix (status $st)"
 		elif [ ! -s "$d.json" ]; then
 			nok "SIG$sig #$i: status $st and no manifest"
 		elif out=$(prefix "$work/ref.json" "$d.json" "$d.stopped"); then
@@ -233,8 +257,102 @@ for sig in INT TERM; do
 			nok "SIG$sig #$i: the rerun's tree differs"
 	done
 	[ "$stops" -ge 1 ] && ok "SIG$sig: $stops of 3 runs stopped by the signal while running" ||
-		nok "SIG$sig: no run was stopped by the signal while running: the stop path went untested"
+		nok "SIG$sig: the engine stopped in none of 3 runs (no \"stopped on SIG$sig: ... not run to the end\"): the stop path went untested or does not work"
 done
+
+# A driver that hangs, so the signal surely comes mid-run: umockdev's
+# scripted tree (tests/asyncprobe/topology.umockdev), a module tree under a
+# version no kernel runs (nothing counts as loaded), and a modprobe.d whose
+# install command for virtio_scsi sleeps.  With --device-timeout=30 the run
+# would wait 32 s for it; a stop request must end it within seconds, with
+# the engine's stop, the hung call stopped, and the manifest saying so.
+# The module tree: modindex.sh's cached Debian kernel, else one of
+# /lib/modules that knows virtio_scsi.
+hung_tree() {
+	local d cache=${ASYNCPROBE_TEST_CACHE:-/var/cache/asyncprobe-test}
+	for d in "$cache"/root-linux-image-*/lib/modules/* "${TMPDIR:-/tmp}"/asyncprobe-test/root-linux-image-*/lib/modules/* \
+		/lib/modules/*; do
+		[ -f "$d/modules.dep.bin" ] && [ -f "$d/modules.alias.bin" ] &&
+			grep -q ' virtio_scsi$' "$d/modules.alias" 2>/dev/null && echo "$d" && return 0
+	done
+	return 1
+}
+srcdir=${top_srcdir:-$(dirname "$0")/../..}
+hang="sleep 63.$$"
+hung_skip() {
+	local sig
+	for sig in INT TERM; do
+		n=$((n + 1)); echo "ok $n - # SKIP SIG$sig while a driver hangs: $*"
+	done
+}
+if ! command -v umockdev-run >/dev/null 2>&1; then
+	hung_skip "umockdev-run not installed"
+elif ldd "$prog" 2>/dev/null | grep -q libtsan; then
+	hung_skip "umockdev under ThreadSanitizer (GLib is not instrumented)"
+elif ! moddir=$(hung_tree); then
+	hung_skip "no module tree with modules.dep.bin and virtio_scsi (modindex.sh caches one)"
+else
+	mkdir -p "$work/hung/lib/modules"
+	ln -sfn "$moddir" "$work/hung/lib/modules/0.0.0-asyncprobe-test"
+	cat >"$work/hung.conf" <<-EOF
+	blacklist sd_mod
+	blacklist sr_mod
+	blacklist nvme
+	install virtio_scsi exec $hang
+	install * true
+	EOF
+	hung_kill() {
+		local p
+		for p in $(pgrep -fx "$hang"); do kill "$p" 2>/dev/null; done
+	}
+	for sig in INT TERM; do
+		want=130 mode=--fastboot
+		[ "$sig" = TERM ] && want=143 mode=--no-fastboot
+		hung_kill
+		rm -f "$work/hung.json"
+		ASAN_OPTIONS="${ASAN_OPTIONS:-}:verify_asan_link_order=0:detect_leaks=0" \
+		ASYNCPROBE_CMDLINE=/dev/null umockdev-run -d "$srcdir/tests/asyncprobe/topology.umockdev" -- \
+			"$prog" --no-links --no-progress $mode -b "$work/hung" -S 0.0.0-asyncprobe-test \
+			-C "$work/hung.conf" --device-timeout=30 --json="$work/hung.json" \
+			>/dev/null 2>"$work/hung.err" &
+		upid=$!
+		for i in $(seq 1 300); do
+			pgrep -fx "$hang" >/dev/null && break
+			sleep 0.1
+		done
+		apid=$(pgrep -P "$upid" | head -1)     # umockdev-run runs it as its child
+		hanging=0 handler=0
+		pgrep -fx "$hang" >/dev/null && hanging=1
+		[ -n "$apid" ] && catches "$apid" "$(kill -l "$sig")" && handler=1
+		t0=$(date +%s%N)
+		kill -s "$sig" "${apid:-$upid}" 2>/dev/null
+		wait "$upid"
+		st=$?
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		hung_kill
+		mst=$(manifest_status "$work/hung.json")
+		why=
+		[ "$hanging" = 1 ] || why="$why; the install command never ran"
+		[ "$handler" = 1 ] || why="$why; no SIG$sig handler in the program"
+		[ "$st" = "$want" ] || why="$why; status $st, want $want"
+		[ "$ms" -lt 20000 ] || why="$why; $ms ms after the signal (the engine waited for the timeout)"
+		grep -q "stopping on SIG$sig: [1-9][0-9]* calls\? in progress left unfinished" "$work/hung.err" ||
+			why="$why; no \"stopping on SIG$sig: N calls in progress left unfinished\""
+		grep -q "stopped on SIG$sig: [1-9][0-9]* calls\? not run to the end" "$work/hung.err" ||
+			why="$why; no \"stopped on SIG$sig: N calls not run to the end\""
+		! grep -q "stopped on SIG$sig after the run was complete" "$work/hung.err" ||
+			why="$why; \"stopped on SIG$sig after the run was complete\": the engine ran to the end"
+		[ "$mst" = "$want" ] || why="$why; manifest exit_status ${mst:-none}"
+		grep -q '"name":"virtio2",.*"status":"stopped while loading its driver"' "$work/hung.json" ||
+			why="$why; virtio2 not \"stopped while loading its driver\" in the manifest"
+		if [ -z "$why" ]; then
+			ok "SIG$sig while a driver hangs ($mode): the engine stops in $ms ms, status $st, the hung call stopped"
+		else
+			nok "SIG$sig while a driver hangs ($mode):${why#;}"
+			tail -4 "$work/hung.err" | sed 's/^/# /'
+		fi
+	done
+fi
 
 echo "1..$n"
 [ "$failed" = 0 ]

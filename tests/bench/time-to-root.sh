@@ -51,6 +51,8 @@ where() {
 	read -r w_floor w_above < <(python3 -c 'import json, sys
 o = json.loads(sys.argv[1])
 print("%.3f %.3f" % (o["floor_ms"] / 1000, o["above_floor_ms"] / 1000))' "$j")
+	# a parse that failed leaves them empty (read clears them): no figure
+	w_floor=$(bench_num "${w_floor:-}") w_above=$(bench_num "${w_above:-}")
 	bench_json "$(python3 -c 'import json, sys
 o = json.loads(sys.argv[1])
 line = {"bench": "time-to-root-where", "pair": int(sys.argv[2]), "image": sys.argv[3],
@@ -63,7 +65,7 @@ print(json.dumps(line, separators=(",", ":")))' "$j" "$i" "$2")"
 # the generic boot of pair $i: sets a, f, fa; the first one also makes the host image
 boot_generic() {
 	vm_boot "ttr-ap-$i" "$generic" "$traced" 300
-	a=$(vm_uptime "$VM_OUT/ttr-ap-$i.log") || a=null
+	a=$(bench_num "$(vm_uptime "$VM_OUT/ttr-ap-$i.log")")
 	where "ttr-ap-$i" generic
 	f=$w_floor fa=$w_above
 	if [ -z "$host" ]; then
@@ -81,7 +83,7 @@ boot_generic() {
 # the host boot of pair $i: sets h, hf, hfa
 boot_host() {
 	vm_boot "ttr-host-$i" "$host" "$traced" 300
-	h=$(vm_uptime "$VM_OUT/ttr-host-$i.log") || h=null
+	h=$(bench_num "$(vm_uptime "$VM_OUT/ttr-host-$i.log")")
 	where "ttr-host-$i" host
 	hf=$w_floor hfa=$w_above
 }
@@ -92,7 +94,7 @@ boot_host() {
 for ((i = 1; i <= pairs; i++)); do
 	load=$(bench_load)
 	vm_boot "ttr-udev-$i" "$VM_INITRD_DEBIAN" "$root" 300
-	u=$(vm_uptime "$VM_OUT/ttr-udev-$i.log") || u=null
+	u=$(bench_num "$(vm_uptime "$VM_OUT/ttr-udev-$i.log")")
 	if [ $((i % 2)) = 1 ]; then
 		order=generic,host
 		boot_generic

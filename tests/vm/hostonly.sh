@@ -9,7 +9,8 @@
 # generic and the host-only image are printed against the goals of issue
 # 16 (generic <= 6.2 MB, host-only <= 3.5 MB).  Where the root is not on a
 # block device (a container's overlay), --hostonly must refuse with
-# status 2 instead.
+# status 2 instead, and the other five points are TAP skips with that
+# reason (so the list of expected skips sees them).
 . "$top_srcdir/tests/vm/lib.sh"
 command -v cpio >/dev/null || vm_skip_all "cpio is not installed"
 command -v udevadm >/dev/null || vm_skip_all "udevadm is not installed"
@@ -29,16 +30,23 @@ read -r src fstype majmin < <(findmnt -n -o SOURCE,FSTYPE,MAJ:MIN /)
 if [ ! -e "/sys/dev/block/$majmin" ] && [ -b "$src" ]; then
 	majmin=$(lsblk -dn -o MAJ:MIN "$src" | tr -d ' ')
 fi
+vm_plan 6
 if [ ! -e "/sys/dev/block/$majmin" ]; then
-	vm_plan 1
 	mkimg -o "$work/h.img" --hostonly >"$work/out" 2>&1
 	rc=$?
 	vm_diag <"$work/out"
 	vm_ok "$([ $rc -eq 2 ] && grep -q 'not on a block device' "$work/out"; echo $?)" \
 		"root $src ($fstype) is not on a block device: --hostonly refuses with status 2 ($rc)"
+	why="the root $src ($fstype) is not on a block device: no storage chain, no host-only image"
+	for t in "the image holds exactly the chain's and the file system's modules" \
+		"the image's modules.alias resolves the chain's modaliases" \
+		"/init, /etc/initrd-release and the module index are there" \
+		"the host-only image is smaller than the generic one" \
+		"the summary line says it is host-only and for which root"; do
+		vm_ok 0 "$t # SKIP $why"
+	done
 	exit 0
 fi
-vm_plan 6
 
 mkimg -o "$work/g.img" >"$work/g.out" 2>&1
 rc_g=$?

@@ -9,7 +9,7 @@ command -v cpio >/dev/null || vm_skip_all "cpio is not installed"
 vm_cache_dir || vm_skip_all "no writable cache directory"
 why=$(vm_kernel 2>&1 >/dev/null) || vm_skip_all "kernel package: $why"
 vm_kernel 2>/dev/null
-vm_plan 28
+vm_plan 30
 mk=$top_builddir/src/asyncprobe-mkinitramfs
 work=$(mktemp -d "${TMPDIR:-/tmp}/mkinitramfs-test.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -130,6 +130,36 @@ else
 	grep -q ', no root path$' "$work/out" && [ ! -e "$x/etc/asyncprobe/root-path" ]
 fi
 vm_ok $? "detected root path: /etc/asyncprobe/root-path matches the summary line (${rp:-none})"
+# ... and the truth, computed here without the generator: the block device
+# / is mounted from (through a device-mapper or md device with a single
+# member, that member), named by udev's own path_id builtin (udevadm
+# test-builtin needs no udev daemon or database), plus -partN for a
+# partition as udev's rules add it.  No such name (a root not on a block
+# device, a device path_id cannot name): the image must record none.
+truth_root_path() {
+	local majmin src dev idp
+	read -r majmin src < <(findmnt -n -o MAJ:MIN,SOURCE / 2>/dev/null) || return 1
+	if [ ! -e "/sys/dev/block/$majmin" ] && [ -b "$src" ]; then
+		majmin=$(lsblk -dn -o MAJ:MIN "$src" 2>/dev/null | tr -d ' ')
+	fi
+	[ -n "$majmin" ] && [ -e "/sys/dev/block/$majmin" ] || return 1
+	dev=$(readlink -f "/sys/dev/block/$majmin")
+	while [ "$(ls "$dev/slaves" 2>/dev/null | wc -l)" = 1 ]; do
+		dev=$(readlink -f "$dev/slaves/$(ls "$dev/slaves")")
+	done
+	idp=$(udevadm test-builtin path_id "$dev" 2>/dev/null | sed -n 's/^ID_PATH=//p')
+	[ -n "$idp" ] || return 1
+	[ ! -f "$dev/partition" ] || idp=$idp-part$(cat "$dev/partition")
+	echo "$idp"
+}
+if ! command -v udevadm >/dev/null || ! command -v findmnt >/dev/null; then
+	vm_ok 0 "detected root path against udev's path_id # SKIP udevadm or findmnt is not installed"
+else
+	truth=$(truth_root_path)
+	echo "# the root's by-path name by udev's path_id: ${truth:-none}"
+	[ "${rp:-}" = "$truth" ] && ! grep -q 'root path detection failed' "$work/out"
+	vm_ok $? "detected root path is udev's path_id name of the root device (${truth:-none}), detected ${rp:-none}"
+fi
 # and the root's file system type with it: this machine's, when the path was
 # detected here; nothing when it was not
 rt=$(awk '$5 == "/" { fs = ""; for (i = 7; i <= NF; i++) if ($i == "-") { fs = $(i + 1); break } } END { print fs }' /proc/self/mountinfo)
@@ -151,6 +181,33 @@ mkdir "$work/x3"
 [ $rc -eq 0 ] && [ "$(cat "$work/x3/etc/asyncprobe/root-path")" = pci-0000:00:1f.2-ata-2.0-part1 ] &&
 	grep -q ', root path pci-0000:00:1f.2-ata-2.0-part1$' "$work/out3"
 vm_ok $? "--root-path=/dev/disk/by-path/NAME: /etc/asyncprobe/root-path holds NAME, the summary says so"
+
+# A failing detection is said, not hidden: where this machine's root is
+# named by asyncprobe's own run (no by-path link, no udev database), a
+# program that fails in its place (ls, which refuses asyncprobe's options
+# with status 2) gives a warning and a generic image, and with --hostonly
+# an error.
+read -r majmin < <(findmnt -n -o MAJ:MIN / 2>/dev/null) || majmin=
+if [ -z "$majmin" ] || [ ! -e "/sys/dev/block/$majmin" ]; then
+	vm_ok 0 "a failing root path detection # SKIP the root is not on a block device (nothing to detect)"
+elif ls -l /dev/disk/by-path/ 2>/dev/null | grep -q . ||
+	udevadm info --query=property --path="$(readlink -f "/sys/dev/block/$majmin")" 2>/dev/null | grep -q '^ID_PATH='; then
+	vm_ok 0 "a failing root path detection # SKIP udev names devices here: detection does not run asyncprobe"
+else
+	failing=(--asyncprobe "$(command -v ls)" -k "$VM_KVER" -b "$VM_KROOT" --no-default-modules -m virtio_blk)
+	"$mk" "${failing[@]}" -o "$work/imgf" >"$work/outf" 2>&1
+	rc=$?
+	"$mk" "${failing[@]}" --hostonly -o "$work/imgh" >"$work/outh" 2>&1
+	rch=$?
+	vm_diag <"$work/outf"
+	vm_diag <"$work/outh"
+	mkdir "$work/xf"
+	(cd "$work/xf" && zstd -dc "$work/imgf" 2>/dev/null | cpio -id --quiet 2>/dev/null)
+	[ $rc -eq 0 ] && grep -q 'warning: root path detection failed: .* failed with status 2' "$work/outf" &&
+		grep -q ', no root path$' "$work/outf" && [ ! -e "$work/xf/etc/asyncprobe/root-path" ] &&
+		[ $rch -eq 1 ] && grep -q 'hostonly: root path detection failed' "$work/outh" && [ ! -e "$work/imgh" ]
+	vm_ok $? "a failing root path detection: a warning and a generic image ($rc), an error with --hostonly ($rch)"
+fi
 
 "$top_builddir/libtool" --mode=execute "$mk" "${small[@]}" -o "$work/img4" \
 	--root-path=none >"$work/out4" 2>&1
