@@ -236,6 +236,12 @@ for sig in INT TERM; do
 			{ [ "$mst" = 0 ] || [ "$mst" = 1 ]; }; then
 			# the signal raced with the run's end: legitimate, but no stop
 			ok "SIG$sig #$i: the signal came after the engine's last look: status $st, \"after the run was complete\", manifest exit_status $mst (not counted as a stop)"
+		elif { [ "$st" = 0 ] || [ "$st" = 1 ]; } && [ "$caught" = 0 ] && [ "$late" = 0 ] &&
+			[ "$st" = "$mst" ] && [ "$(grep -c "$summary_re" "$work/log")" -gt "$sums" ]; then
+			# the run logged its summary between the look above and the
+			# kill, and the signal came after the program's last look at
+			# the signals: it ended as undisturbed; legitimate, no stop
+			ok "SIG$sig #$i: the run completed as the signal was sent, after its last look at the signals: status $st, manifest exit_status $mst (not counted as a stop)"
 		else
 			nok "SIG$sig #$i: signalled while running, status $st (want $want), $caught engine stop lines, $late \"after the run was complete\" lines, manifest exit_status ${mst:-none}"
 		fi
