@@ -11,7 +11,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/base.h"
@@ -133,85 +132,10 @@ static int parse_uint(const char *s, unsigned int *ret)
 }
 
 /*
- * Refuse before any probing what would only fail at the end of the run:
- * a --dev-dir that is not a directory (every link would fail), and an
- * output file (--json=, --trace=, --plot=) whose directory is missing or
- * not writable, or that names a directory.  Returns 0 or AP_EXIT_CONFIG.
- */
-static int check_dev_dir(const struct ap_config *cfg, const char *dir)
-{
-	struct stat st;
-
-	if (stat(dir, &st) < 0) {
-		fprintf(stderr, "asyncprobe: --dev-dir %s: %s\n", dir, strerror(errno));
-		return AP_EXIT_CONFIG;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "asyncprobe: --dev-dir %s: not a directory\n", dir);
-		return AP_EXIT_CONFIG;
-	}
-	if (!cfg->dry_run && !cfg->no_links && access(dir, W_OK) < 0) {
-		fprintf(stderr, "asyncprobe: --dev-dir %s: cannot create links there: %s\n", dir,
-			strerror(errno));
-		return AP_EXIT_CONFIG;
-	}
-	return 0;
-}
-
-static int check_output(const char *option, const char *file)
-{
-	struct stat st;
-	const char *slash;
-	char *dir;
-	int r = 0;
-
-	if (!file || strcmp(file, "-") == 0)
-		return 0;
-	if (!*file) {
-		fprintf(stderr, "asyncprobe: --%s: empty file name\n", option);
-		return AP_EXIT_CONFIG;
-	}
-	if (stat(file, &st) == 0) {
-		if (S_ISDIR(st.st_mode)) {
-			fprintf(stderr, "asyncprobe: --%s=%s: is a directory\n", option, file);
-			return AP_EXIT_CONFIG;
-		}
-		if (access(file, W_OK) < 0) {
-			fprintf(stderr, "asyncprobe: --%s=%s: cannot write: %s\n", option, file,
-				strerror(errno));
-			return AP_EXIT_CONFIG;
-		}
-		return 0;
-	}
-	slash = strrchr(file, '/');
-	if (!slash)
-		dir = strdup(".");
-	else if (slash == file)
-		dir = strdup("/");
-	else
-		dir = strndup(file, (size_t)(slash - file));
-	if (!dir)
-		return AP_EXIT_SYSTEM;
-	if (stat(dir, &st) < 0) {
-		fprintf(stderr, "asyncprobe: --%s=%s: directory %s: %s\n", option, file, dir,
-			strerror(errno));
-		r = AP_EXIT_CONFIG;
-	} else if (!S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "asyncprobe: --%s=%s: %s is not a directory\n", option, file, dir);
-		r = AP_EXIT_CONFIG;
-	} else if (access(dir, W_OK) < 0) {
-		fprintf(stderr, "asyncprobe: --%s=%s: cannot write in %s: %s\n", option, file, dir,
-			strerror(errno));
-		r = AP_EXIT_CONFIG;
-	}
-	free(dir);
-	return r;
-}
-
-/*
  * Parse into @cfg.  Returns 0 to go on, or an exit status; *done is set
  * when the status is final although 0 (--help, --version).  @lenient: as
- * PID 1 the kernel hands over arguments that are not ours; ignore them.
+ * PID 1 the kernel hands over arguments that are not ours; ignore them,
+ * and a bad value of ours too (said on the console): PID 1 must not exit.
  */
 static int parse_args(struct ap_config *cfg, int argc, char **argv, bool lenient,
 		      const char ***resolve, size_t *n_resolve, bool *done)
@@ -252,17 +176,25 @@ static int parse_args(struct ap_config *cfg, int argc, char **argv, bool lenient
 		case 'd':
 			cfg->dev_dir = optarg;
 			break;
-		case 't':
-			if (ap_parse_seconds_ms(optarg, &cfg->device_timeout_ms) < 0 ||
-			    cfg->device_timeout_ms > 86400u * 1000u) {
-				fprintf(stderr, "asyncprobe: invalid --device-timeout: %s (seconds)\n", optarg);
-				return AP_EXIT_USAGE;
+		case 't': {
+			unsigned int ms;
+
+			if (ap_parse_seconds_ms(optarg, &ms) < 0 || ms > 86400u * 1000u) {
+				fprintf(stderr, "asyncprobe: invalid --device-timeout: %s (seconds)%s\n",
+					optarg, lenient ? ", ignored" : "");
+				if (!lenient)
+					return AP_EXIT_USAGE;
+				break;
 			}
+			cfg->device_timeout_ms = ms;
 			break;
+		}
 		case OPT_MAX_THREADS:
 			if (parse_uint(optarg, &cfg->max_threads) < 0) {
-				fprintf(stderr, "asyncprobe: invalid --max-threads: %s\n", optarg);
-				return AP_EXIT_USAGE;
+				fprintf(stderr, "asyncprobe: invalid --max-threads: %s%s\n", optarg,
+					lenient ? ", ignored" : "");
+				if (!lenient)
+					return AP_EXIT_USAGE;
 			}
 			break;
 		case OPT_FASTBOOT:
@@ -294,9 +226,10 @@ static int parse_args(struct ap_config *cfg, int argc, char **argv, bool lenient
 			else if (strcmp(optarg, "kmsg") == 0)
 				cfg->log_target = AP_LOG_KMSG;
 			else {
-				fprintf(stderr, "asyncprobe: invalid --log-target: %s (auto, stderr, kmsg)\n",
-					optarg);
-				return AP_EXIT_USAGE;
+				fprintf(stderr, "asyncprobe: invalid --log-target: %s (auto, stderr, kmsg)%s\n",
+					optarg, lenient ? ", ignored" : "");
+				if (!lenient)
+					return AP_EXIT_USAGE;
 			}
 			break;
 		case OPT_NO_PROGRESS:
@@ -316,8 +249,11 @@ static int parse_args(struct ap_config *cfg, int argc, char **argv, bool lenient
 			break;
 		case OPT_UDEV_RULES:
 			if (!*optarg) {
-				fputs("asyncprobe: --udev-rules needs a path or 'none'\n", stderr);
-				return AP_EXIT_USAGE;
+				fprintf(stderr, "asyncprobe: --udev-rules needs a path or 'none'%s\n",
+					lenient ? ", ignored" : "");
+				if (!lenient)
+					return AP_EXIT_USAGE;
+				break;
 			}
 			cfg->udev_rules = optarg;
 			break;
@@ -325,10 +261,14 @@ static int parse_args(struct ap_config *cfg, int argc, char **argv, bool lenient
 			cfg->root_path = optarg;
 			break;
 		case 'h':
+			if (lenient)
+				break;  /* a word of the kernel command line */
 			usage(stdout);
 			*done = true;
 			return AP_EXIT_OK;
 		case 'V':
+			if (lenient)
+				break;
 			printf("asyncprobe %s\n", PACKAGE_VERSION);
 			*done = true;
 			return AP_EXIT_OK;
@@ -360,18 +300,38 @@ static int parse_args(struct ap_config *cfg, int argc, char **argv, bool lenient
 	return 0;
 }
 
-/* Outside PID 1 and --init: what the command line names must be usable. */
-static int check_args(const struct ap_config *cfg)
+/*
+ * Before any probing, in every mode but PID 1 (which checks once its file
+ * systems are mounted, and keeps booting: init.c): what the options name
+ * must be usable, or the run would fail only at its end, or link by link.
+ * Returns 0 or AP_EXIT_CONFIG, with one message on stderr.
+ */
+static int check_args(struct ap_config *cfg)
 {
+	char shown[160];
 	int r;
 
-	if (cfg->dev_dir && (r = check_dev_dir(cfg, cfg->dev_dir)) != 0)
+	r = ap_config_check(cfg, false);
+	if (r != 0)
 		return r;
-	if ((r = check_output("json", cfg->json_file)) != 0 ||
-	    (r = check_output("trace", cfg->trace_file)) != 0 ||
-	    (r = check_output("plot", cfg->plot_file)) != 0)
-		return r;
-	return 0;
+	r = ap_udev_rules_check(cfg->dry_run || cfg->no_links ? NULL : cfg->udev_rules);
+	if (r == 0)
+		return 0;
+	ap_escape(cfg->udev_rules, shown, sizeof(shown), AP_ESCAPE_CONTROLS | AP_ESCAPE_ELLIPSIS);
+	if (r == -EINVAL)
+		log_error("--udev-rules=%s: not a directory, and not a file name ending in .rules "
+			  "(udev reads no other)", shown);
+	else
+		log_error("cannot write udev rules to %s: %s", shown, strerror(-r));
+	return AP_EXIT_CONFIG;
+}
+
+/* --init outside PID 1: asyncprobe.enable=0 on the kernel command line turns it off. */
+static bool init_disabled(void)
+{
+	_cleanup_free_ char *cmdline = NULL;
+
+	return ap_cmdline_read(&cmdline) == 0 && ap_cmdline_disabled(cmdline);
 }
 
 static int resolve_aliases(const struct ap_config *cfg, const char **aliases, size_t n)
@@ -424,10 +384,24 @@ int main(int argc, char **argv)
 	}
 	ap_log_open(cfg.log_target, cfg.verbose);
 
-	if (cfg.init_mode || pid1) {
+	if (pid1) {
+		/* never exits; checks the options once /dev and /run are there */
 		cfg.init_mode = true;
 		free(resolve);
 		return ap_init_main(&cfg, argc, argv);
+	}
+	if (cfg.init_mode) {
+		free(resolve);
+		if (init_disabled()) {
+			log_notice("asyncprobe.enable is off on the kernel command line: not running");
+			ap_log_close();
+			return AP_EXIT_OK;
+		}
+		r = check_args(&cfg);
+		if (r == 0)
+			r = ap_init_main(&cfg, argc, argv);
+		ap_log_close();
+		return r;
 	}
 	if (n_resolve) {
 		r = resolve_aliases(&cfg, resolve, n_resolve);
@@ -435,23 +409,11 @@ int main(int argc, char **argv)
 		ap_log_close();
 		return r;
 	}
+	/* before the whole probe, not after it */
 	r = check_args(&cfg);
 	if (r != 0) {
 		ap_log_close();
 		return r;
-	}
-
-	/* before the whole probe, not after it */
-	r = ap_udev_rules_check(cfg.dry_run || cfg.no_links ? NULL : cfg.udev_rules);
-	if (r == -EINVAL) {
-		log_error("--udev-rules=%s: not a directory, and not a file name ending in .rules "
-			  "(udev reads no other)", cfg.udev_rules);
-		ap_log_close();
-		return AP_EXIT_CONFIG;
-	} else if (r < 0) {
-		log_error("cannot write udev rules to %s: %s", cfg.udev_rules, strerror(-r));
-		ap_log_close();
-		return AP_EXIT_CONFIG;
 	}
 
 	/* fastboot, modprobe.blacklist=, asyncprobe.root_path= (init: init-bootparams.c) */

@@ -521,6 +521,52 @@ static void test_bootparams_wait_all(void **state)
 	ap_bootparams_clear(&p);
 }
 
+/* asyncprobe.enable=0 turns --init outside PID 1 off, in every false spelling */
+static void test_bootparams_enable(void **state)
+{
+	static const char *const off[] = {
+		"asyncprobe.enable=0", "asyncprobe.enable=no", "asyncprobe.enable=off",
+		"asyncprobe.enable=false", "asyncprobe.enable=n", "asyncprobe.enable=OFF",
+		"asyncprobe.enable=False", "root=/dev/vda1 \"asyncprobe.enable=0\" quiet",
+		"asyncprobe.enable=1 asyncprobe.enable=0",
+	};
+	static const char *const on[] = {
+		"", "root=/dev/vda1", "asyncprobe.enable", "asyncprobe.enable=1",
+		"asyncprobe.enable=yes", "asyncprobe.enable=0 asyncprobe.enable=on",
+		"asyncprobe.enable=maybe", "asyncprobe.enable_x=0", "enable=0",
+		"-- asyncprobe.enable=0",
+	};
+	struct ap_bootparams p;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(off) / sizeof(off[0]); i++) {
+		if (!ap_cmdline_disabled(off[i]))
+			fail_msg("\"%s\" should turn asyncprobe off", off[i]);
+		assert_int_equal(ap_bootparams_parse(off[i], &p), 0);
+		assert_int_equal(p.enable, 0);
+		assert_int_equal(p.n_invalid, 0);
+		ap_bootparams_clear(&p);
+	}
+	for (i = 0; i < sizeof(on) / sizeof(on[0]); i++)
+		if (ap_cmdline_disabled(on[i]))
+			fail_msg("\"%s\" should leave asyncprobe on", on[i]);
+	assert_false(ap_cmdline_disabled(NULL));
+
+	assert_int_equal(ap_bootparams_parse("root=/dev/vda1", &p), 0);
+	assert_int_equal(p.enable, -1);
+	ap_bootparams_clear(&p);
+	assert_int_equal(ap_bootparams_parse("asyncprobe.enable", &p), 0);
+	assert_int_equal(p.enable, 1);
+	assert_int_equal(p.n_invalid, 0);
+	ap_bootparams_clear(&p);
+	/* a known option, not "unknown option asyncprobe.enable"; a bad value is one */
+	assert_int_equal(ap_bootparams_parse("asyncprobe.enable=maybe", &p), 0);
+	assert_int_equal(p.enable, -1);
+	assert_int_equal(p.n_invalid, 1);
+	ap_bootparams_clear(&p);
+}
+
 static void test_bootparams_order(void **state)
 {
 	struct ap_bootparams p;
@@ -621,6 +667,7 @@ int main(void)
 		cmocka_unit_test(test_bootparams_full),
 		cmocka_unit_test(test_bootparams_udev_rules),
 		cmocka_unit_test(test_bootparams_wait_all),
+		cmocka_unit_test(test_bootparams_enable),
 		cmocka_unit_test(test_bootparams_order),
 		cmocka_unit_test(test_bootparams_invalid),
 		cmocka_unit_test(test_bootparams_quoted_root),

@@ -48,12 +48,12 @@ missing=""
 # waits for udevd's device unit anyway)
 for want in '^Type=oneshot$' '^DefaultDependencies=no$' '^ConditionPathExists=/etc/initrd-release$' \
 	'^Before=.*initrd\.target' '^Conflicts=.*initrd-switch-root\.target' \
-	"^ExecStart=$tmp/sbin/asyncprobe --init"; do
+	"^ExecStart=$tmp/sbin/asyncprobe --init" '^ConditionKernelCommandLine=!asyncprobe\.enable=0$'; do
 	grep -q "$want" "$unit" || missing="$missing $want"
 done
 grep -v '^#' "$unit" | grep -q 'initrd-root-device' && missing="$missing (ordered against initrd-root-device.target)"
 if [ -z "$missing" ]; then
-	ok "asyncprobe.service is a oneshot before initrd.target, DefaultDependencies=no, with the initrd condition"
+	ok "asyncprobe.service is a oneshot before initrd.target, DefaultDependencies=no, with the initrd condition and asyncprobe.enable=0's"
 else
 	notok "asyncprobe.service lacks:$missing"
 fi

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/types.h>
 
 #include "async.h"
 
@@ -81,6 +82,22 @@ struct ap_config {
 };
 
 void ap_config_defaults(struct ap_config *cfg);
+
+/*
+ * Before anything is probed, in every mode: what the options name must be
+ * usable.  --dev-dir an existing directory where links can be made (unless
+ * dry_run or no_links); the files of --json, --trace and --plot writable
+ * as ap_check_output_file() checks (--udev-rules: ap_udev_rules_check() of
+ * the links layer).
+ *
+ * !@pid1: the first failure is printed on stderr, one line naming the
+ * option and the path, and AP_EXIT_CONFIG is returned (0 when all is well).
+ * @pid1: a bad value must not stop the boot: each one is logged as an error
+ * and replaced by its default (--dev-dir /dev; no --json, --trace or
+ * --plot of the command line, so init writes its own into its run
+ * directory).  Returns how many were replaced.
+ */
+int ap_config_check(struct ap_config *cfg, bool pid1);
 
 /* ------------------------------------------------------------------- log */
 
@@ -211,6 +228,31 @@ long ap_peak_rss_kib(void);
  * NULL with *ret_err = -errno on failure.
  */
 FILE *ap_out_open(const char *path, int *ret_err);
+
+/*
+ * Whether ap_out_open(@path) could open the file now, checked without
+ * changing anything: a file that exists is opened for writing and closed
+ * (not truncated; a FIFO, a device or a socket is only checked with
+ * access(W_OK)), a missing one is created and removed at once.  0, or the
+ * -errno open() gives: -ENAMETOOLONG, -ENOENT, -ENOTDIR, -EACCES, -EROFS,
+ * -EISDIR for a directory, ...  "-" (stdout) is always 0.
+ */
+int ap_check_output_file(const char *path);
+
+/*
+ * Whether entries can be created in the directory @dir: an empty
+ * directory with a unique name is made there and removed at once, which
+ * also catches what access(W_OK) does not (root on /proc or sysfs).  0 or
+ * -errno.
+ */
+int ap_check_dir_writable(const char *dir);
+
+/*
+ * mkdir(@path, @mode), and a new directory gets exactly @mode whatever
+ * the umask (which is the process's, shared by every thread, so it is not
+ * touched).  0, or -errno (-EEXIST when @path exists).
+ */
+int ap_mkdir_mode(const char *path, mode_t mode);
 
 /*
  * Flush and close what ap_out_open() gave (stdout is flushed, not

@@ -153,6 +153,70 @@ FILE *ap_out_open(const char *path, int *ret_err)
 	return f;
 }
 
+int ap_check_output_file(const char *path)
+{
+	struct stat st;
+	int fd;
+
+	if (strcmp(path, "-") == 0)
+		return 0;
+	if (!*path)
+		return -ENOENT;
+	if (strlen(path) >= PATH_MAX)
+		return -ENAMETOOLONG;
+	if (stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return -EISDIR;
+		/* opening a FIFO or a device could block or do something */
+		if (!S_ISREG(st.st_mode))
+			return access(path, W_OK) < 0 ? -errno : 0;
+		fd = open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		close(fd);
+		return 0;
+	}
+	if (errno != ENOENT)
+		return -errno;
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY | O_CLOEXEC, 0600);
+	if (fd < 0)
+		/* made meanwhile, or a dangling symbolic link: fopen() follows it */
+		return errno == EEXIST ? 0 : -errno;
+	close(fd);
+	(void)unlink(path);
+	return 0;
+}
+
+int ap_check_dir_writable(const char *dir)
+{
+	char probe[PATH_MAX];
+	int n;
+
+	n = snprintf(probe, sizeof(probe), "%s/.asyncprobe-check.XXXXXX", dir);
+	if (n < 0 || (size_t)n >= sizeof(probe))
+		return -ENAMETOOLONG;
+	if (!mkdtemp(probe))
+		return -errno;
+	(void)rmdir(probe);
+	return 0;
+}
+
+int ap_mkdir_mode(const char *path, mode_t mode)
+{
+	int fd, r = 0;
+
+	if (mkdir(path, mode) < 0)
+		return -errno;
+	/* the umask took bits away; never follow a link put there meanwhile */
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fchmod(fd, mode) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
 int ap_out_close(FILE *f)
 {
 	int r = 0;

@@ -49,6 +49,17 @@ int ap_cmdline_foreach(const char *cmdline,
 		       int (*cb)(const char *key, const char *value, void *userdata),
 		       void *userdata);
 
+/*
+ * Whether @cmdline turns asyncprobe off for this boot: asyncprobe.enable=
+ * with a false value (0, n, no, false, off, in any case; the last
+ * occurrence wins, as for every option).  A bare asyncprobe.enable, a
+ * true value or one not understood leave it on.  Only --init outside PID
+ * 1 (the systemd unit, the initramfs-tools script, dracut's hook) obeys
+ * it: it exits 0 at once.  As PID 1 asyncprobe is the init and cannot
+ * stand aside; it logs that it ignores it.
+ */
+bool ap_cmdline_disabled(const char *cmdline);
+
 /* ------------------------------------------------------------ root= */
 
 enum ap_root_kind {
@@ -143,6 +154,8 @@ struct ap_bootparams {
 	int wait_all;              /* asyncprobe.wait_all=0/1, -1 unset: /init waits
 				    * for the whole run, not only the root */
 	char *root_path;           /* asyncprobe.root_path= (may be ""), NULL unset */
+	int enable;                /* asyncprobe.enable=0/1, -1 unset: 0 turns --init
+				    * outside PID 1 off (ap_cmdline_disabled()) */
 
 	/* Words that were not understood; kept for the log ("ignoring ..."). */
 	unsigned int n_invalid;
@@ -183,6 +196,12 @@ void ap_config_apply_kernel(struct ap_config *cfg, const struct ap_bootparams *p
  * waits for the root device of the kernel command line, reports READY=1 to
  * systemd once its link exists, finishes the run and returns the exit
  * status (AP_EXIT_DEGRADED when the root device did not appear).
+ *
+ * Outside PID 1 the caller has checked what the options name
+ * (ap_config_check(), ap_udev_rules_check()) and asyncprobe.enable=
+ * (ap_cmdline_disabled()) before.  As PID 1 those checks are made here,
+ * once /dev, /run and the run directory exist: a bad value is logged and
+ * its default used instead, and asyncprobe.enable=0 is logged as ignored.
  */
 struct ap_config;
 

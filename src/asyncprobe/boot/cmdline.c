@@ -715,6 +715,12 @@ static int bootparam_cb(const char *key, const char *v, void *userdata)
 			invalid(p, "asyncprobe.wait_all", v, "expected 0 or 1");
 		else
 			p->wait_all = b;
+	} else if (key_equal(key, "enable")) {
+		b = parse_bool(v);
+		if (b < 0)
+			invalid(p, "asyncprobe.enable", v, "expected 0 or 1");
+		else
+			p->enable = b;
 	} else if (key_equal(key, "timeout")) {
 		if (ap_parse_seconds_ms(v, &ms) < 0 || ms > INT32_MAX)
 			invalid(p, "asyncprobe.timeout", v, "expected seconds");
@@ -756,6 +762,15 @@ static int bootparam_cb(const char *key, const char *v, void *userdata)
 	return 0;
 }
 
+bool ap_cmdline_disabled(const char *cmdline)
+{
+	_cleanup_free_ char *v = NULL;
+
+	if (!cmdline || !ap_cmdline_get(cmdline, "asyncprobe.enable", &v))
+		return false;
+	return parse_bool(v) == 0;
+}
+
 void ap_bootparams_clear(struct ap_bootparams *p)
 {
 	free(p->root);
@@ -782,6 +797,7 @@ int ap_bootparams_parse(const char *cmdline, struct ap_bootparams *ret)
 		.shell = -1,
 		.udev_rules = -1,
 		.wait_all = -1,
+		.enable = -1,
 	};
 	int r;
 

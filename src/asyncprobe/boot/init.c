@@ -70,6 +70,7 @@
 #include "base/base.h"
 #include "boot/boot.h"
 #include "engine/engine.h"
+#include "links/links.h"
 #include "internal.h"
 
 extern char **environ;
@@ -238,9 +239,24 @@ static void __attribute__((noreturn)) init_pid1(struct ap_config *cfg, int argc,
 	}
 	ap_init_crash_handlers(&bp);
 	ap_log_open(AP_LOG_KMSG, cfg->verbose > bp.verbose ? cfg->verbose : bp.verbose);
+	if (bp.enable == 0)
+		log_notice("asyncprobe.enable=0 ignored: asyncprobe is this image's init");
 	snprintf(dir, sizeof(dir), "%s", ap_init_run_dir());
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		log_warning("mkdir %s: %m", dir);
+	r = ap_mkdir_mode(dir, 0755);
+	if (r < 0 && r != -EEXIST)
+		log_warning("mkdir %s: %s", dir, strerror(-r));
+	/*
+	 * What the options name is checked here, with /dev, /run and the run
+	 * directory in place, not before: a bad one is logged and the default
+	 * used instead, since PID 1 must not exit.
+	 */
+	ap_config_check(cfg, true);
+	if (!cfg->dry_run && !cfg->no_links && (r = ap_udev_rules_check(cfg->udev_rules)) < 0) {
+		log_error("--udev-rules=%s: %s; ignoring it: the default is used", cfg->udev_rules,
+			  r == -EINVAL ? "not a directory, and not a file name ending in .rules" :
+			  strerror(-r));
+		cfg->udev_rules = NULL;
+	}
 	ap_init_apply_bootparams(cfg, &bp, true);
 	ap_init_timing("init_start_ms=%llu", (unsigned long long)(ap_now_ns() / 1000000ULL));
 	ap_init_load_cmdline_modules(cfg, &bp);
@@ -278,8 +294,9 @@ static int init_unit(struct ap_config *cfg)
 	}
 	/* outputs go to the run dir only where it can be made (an initrd's /run) */
 	snprintf(dir, sizeof(dir), "%s", ap_init_run_dir());
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		log_debug("mkdir %s: %m; no manifest, trace or plot there", dir);
+	r = ap_mkdir_mode(dir, 0755);
+	if (r < 0 && r != -EEXIST)
+		log_debug("mkdir %s: %s; no manifest, trace or plot there", dir, strerror(-r));
 	ap_init_apply_bootparams(cfg, &bp, stat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
 					  access(dir, W_OK) == 0);
 	ap_log_open(cfg->log_target, cfg->verbose);

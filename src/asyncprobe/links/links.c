@@ -315,13 +315,18 @@ static int open_parent(struct ap_links *l, const char *name, bool create, const 
 		return -errno;
 	p = copy;
 	while ((slash = strchr(p, '/'))) {
+		bool made = false;
 		int nfd;
 
 		*slash = '\0';
-		if (create && mkdirat(fd, p, 0755) < 0 && errno != EEXIST) {
-			r = -errno;
-			close(fd);
-			return r;
+		if (create) {
+			if (mkdirat(fd, p, 0755) == 0)
+				made = true;
+			else if (errno != EEXIST) {
+				r = -errno;
+				close(fd);
+				return r;
+			}
 		}
 		nfd = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (nfd < 0) {
@@ -330,6 +335,10 @@ static int open_parent(struct ap_links *l, const char *name, bool create, const 
 			/* a symlink or a file where a directory belongs */
 			return r == -ENOTDIR ? -ELOOP : r;
 		}
+		/* 0755 as udev makes them, whatever the umask (not changed: threads share it) */
+		if (made && fchmod(nfd, 0755) < 0)
+			log_warning("cannot chmod %s/%.*s: %s", l->dev_dir, (int)(slash - copy), name,
+				    strerror(errno));
 		close(fd);
 		fd = nfd;
 		p = slash + 1;

@@ -92,9 +92,12 @@ int ap_udev_rules_write(const char *path, const struct ap_contest *v, size_t n,
 			const char *sysfs);
 
 /*
- * Can --udev-rules=@path be written: an existing writable directory, or a
- * *.rules file in one ("none" and NULL are fine)?  Returns 0, -EINVAL
- * (neither a directory nor a *.rules name) or -errno.
+ * Can --udev-rules=@path be written: an existing directory where files can
+ * be made, or a *.rules file in one ("none" and NULL are fine)?  Checked
+ * as ap_check_dir_writable() does, with the lengths the temporary file's
+ * name needs.  Returns 0, -EINVAL (neither a directory nor a *.rules
+ * name), -EISDIR (a *.rules name that is a directory or no regular file)
+ * or -errno (-ENAMETOOLONG, -ENOENT, -ENOTDIR, -EACCES, -EROFS, ...).
  */
 int ap_udev_rules_check(const char *path);
 

@@ -427,15 +427,29 @@ int ap_udev_rules_write(const char *path, const struct ap_contest *v, size_t n,
 int ap_udev_rules_check(const char *path)
 {
 	_cleanup_free_ char *dir = NULL;
+	const char *base;
 	struct stat st;
 	char *slash;
 
 	if (!path || strcmp(path, "none") == 0)
 		return 0;
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return access(path, W_OK) < 0 ? -errno : 0;
+	/* the file is written as a temporary "NAME.XXXXXX" renamed into place */
+	if (strlen(path) + 7 >= PATH_MAX)
+		return -ENAMETOOLONG;
+	if (stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return ap_check_dir_writable(path);
+		if (!S_ISREG(st.st_mode))
+			return rules_file_name(path) ? -EISDIR : -EINVAL;
+	} else if (errno == ENAMETOOLONG) {
+		return -ENAMETOOLONG;
+	}
 	if (!rules_file_name(path))
 		return -EINVAL;
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	if (strlen(base) + 7 > NAME_MAX)
+		return -ENAMETOOLONG;
 	dir = strdup(path);
 	if (!dir)
 		return -ENOMEM;
@@ -450,7 +464,7 @@ int ap_udev_rules_check(const char *path)
 		return -errno;
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
-	return access(dir, W_OK) < 0 ? -errno : 0;
+	return ap_check_dir_writable(dir);
 }
 
 /* An initramfs: systemd's marker, or an /init on a RAM file system root. */
@@ -483,9 +497,9 @@ int ap_udev_rules_finish(struct ap_links *l, const struct ap_config *cfg)
 			ap_contests_free(v, n);
 			return 0;       /* nothing to write, nothing stale */
 		}
-		if ((mkdir("/run/udev", 0755) < 0 && errno != EEXIST) ||
-		    (mkdir(path, 0755) < 0 && errno != EEXIST)) {
-			r = -errno;
+		/* 0755 whatever the umask, as udev makes it */
+		if (((r = ap_mkdir_mode("/run/udev", 0755)) < 0 && r != -EEXIST) ||
+		    ((r = ap_mkdir_mode(path, 0755)) < 0 && r != -EEXIST)) {
 			ap_contests_free(v, n);
 			log_error("cannot create %s: %s; udev may move contested links", path,
 				  strerror(-r));
