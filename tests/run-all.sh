@@ -20,6 +20,10 @@ cd "$top"
 JOBS=${JOBS:-$(nproc)}
 out="$top/_ci"
 mkdir -p "$out"
+# The VM tests copy the console of a failed boot to $AP_CI_OUT/vm-consoles
+# (tests/vm/lib.sh): _ci outlives the build trees.
+export AP_CI_OUT="$out"
+rm -rf "$out/vm-consoles"
 
 passed=0 failed=0 skipped=0
 skips="$out/skips.txt"      # one line per skip: "<suite>: <test>"
@@ -263,6 +267,14 @@ elif [ -f "$top/_build/Makefile" ]; then
 	note "VM tests"
 	(cd "$top/_build" && make check-vm) >"$out/check-vm.log" 2>&1
 	count_log "$top/_build/tests/vm/test-suite.log" "VM tests" vm
+	# the failed tests' logs (TAP diagnostics included) outlive the tree
+	cp "$top/_build/tests/vm/test-suite.log" "$out/vm-test-suite.log" 2>/dev/null
+	# the consoles of failed boots (tests/vm/lib.sh), their ends here too
+	for f in "$out"/vm-consoles/*.log; do
+		[ -f "$f" ] || continue
+		echo "---- console of a failed boot: $f (its last 60 lines)"
+		tail -n 60 "$f" | LC_ALL=C sed 's/[\x00-\x08\x0b-\x1f\x7f]//g'
+	done
 else
 	note "VM tests"; echo "FAIL: VM tests: no configured build tree ($top/_build)"
 	failed=$((failed + 1))
@@ -287,5 +299,8 @@ else
 fi
 
 echo
+n=$(find "$out/vm-consoles" -name '*.log' 2>/dev/null | wc -l)
+[ "$n" -eq 0 ] || echo "consoles of failed VM boots: $n in $out/vm-consoles"
+echo "logs: $out"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
