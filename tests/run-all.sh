@@ -208,6 +208,26 @@ for san in thread address,undefined; do
 	fi
 done
 
+# 2b. Line coverage of src/ by the unit tests: a gcov build of its own
+#     (shared, as _build), its make check, and tests/coverage.sh's figures
+#     per file, per folder and in total.  A failed test there is one
+#     failure (its tests are counted once, in _build); the coverage check
+#     is one more: the total below tests/coverage.sh's floor, or a file
+#     below 50% that tests/coverage-vm-only.txt does not name.
+note "coverage"
+if ! command -v gcovr >/dev/null; then
+	missing coverage "gcovr is not installed (Debian: gcovr)"
+elif step build-coverage build_tree "$top/_build-coverage" CFLAGS="--coverage -O0 -g" LDFLAGS=--coverage; then
+	step check-coverage sh -c "cd '$top/_build-coverage' && make -j'$JOBS' check"
+	note "coverage figures ($out/coverage.txt: the lines not run)"
+	if bash "$top/tests/coverage.sh" "$top/_build-coverage" "$out" >"$out/coverage.log" 2>&1; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+	fi
+	cat "$out/coverage.log"
+fi
+
 # 3. libFuzzer targets (clang), about a minute each: the kernel command
 #    line parser, the link-name encoder, and blkid results to link names.
 #    Each run is bounded by -max_total_time; timeout is the backstop.
@@ -301,6 +321,6 @@ fi
 echo
 n=$(find "$out/vm-consoles" -name '*.log' 2>/dev/null | wc -l)
 [ "$n" -eq 0 ] || echo "consoles of failed VM boots: $n in $out/vm-consoles"
-echo "logs: $out"
+echo "logs: $out; coverage: $out/coverage.txt"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
