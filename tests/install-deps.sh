@@ -29,6 +29,8 @@ pkgs=(
 	shellcheck
 	# manual pages format without warnings (tests/man/manpages.sh)
 	groff-base
+	# line coverage of the unit tests (tests/coverage.sh)
+	gcovr
 )
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps: run as root (apt-get)" >&2

@@ -20,6 +20,10 @@ cd "$top"
 JOBS=${JOBS:-$(nproc)}
 out="$top/_ci"
 mkdir -p "$out"
+# The VM tests copy the console of a failed boot to $AP_CI_OUT/vm-consoles
+# (tests/vm/lib.sh): _ci outlives the build trees.
+export AP_CI_OUT="$out"
+rm -rf "$out/vm-consoles"
 
 passed=0 failed=0 skipped=0
 skips="$out/skips.txt"      # one line per skip: "<suite>: <test>"
@@ -204,6 +208,26 @@ for san in thread address,undefined; do
 	fi
 done
 
+# 2b. Line coverage of src/ by the unit tests: a gcov build of its own
+#     (shared, as _build), its make check, and tests/coverage.sh's figures
+#     per file, per folder and in total.  A failed test there is one
+#     failure (its tests are counted once, in _build); the coverage check
+#     is one more: the total below tests/coverage.sh's floor, or a file
+#     below 50% that tests/coverage-vm-only.txt does not name.
+note "coverage"
+if ! command -v gcovr >/dev/null; then
+	missing coverage "gcovr is not installed (Debian: gcovr)"
+elif step build-coverage build_tree "$top/_build-coverage" CFLAGS="--coverage -O0 -g" LDFLAGS=--coverage; then
+	step check-coverage sh -c "cd '$top/_build-coverage' && make -j'$JOBS' check"
+	note "coverage figures ($out/coverage.txt: the lines not run)"
+	if bash "$top/tests/coverage.sh" "$top/_build-coverage" "$out" >"$out/coverage.log" 2>&1; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+	fi
+	cat "$out/coverage.log"
+fi
+
 # 3. libFuzzer targets (clang), about a minute each: the kernel command
 #    line parser, the link-name encoder, and blkid results to link names.
 #    Each run is bounded by -max_total_time; timeout is the backstop.
@@ -263,6 +287,14 @@ elif [ -f "$top/_build/Makefile" ]; then
 	note "VM tests"
 	(cd "$top/_build" && make check-vm) >"$out/check-vm.log" 2>&1
 	count_log "$top/_build/tests/vm/test-suite.log" "VM tests" vm
+	# the failed tests' logs (TAP diagnostics included) outlive the tree
+	cp "$top/_build/tests/vm/test-suite.log" "$out/vm-test-suite.log" 2>/dev/null
+	# the consoles of failed boots (tests/vm/lib.sh), their ends here too
+	for f in "$out"/vm-consoles/*.log; do
+		[ -f "$f" ] || continue
+		echo "---- console of a failed boot: $f (its last 60 lines)"
+		tail -n 60 "$f" | LC_ALL=C sed 's/[\x00-\x08\x0b-\x1f\x7f]//g'
+	done
 else
 	note "VM tests"; echo "FAIL: VM tests: no configured build tree ($top/_build)"
 	failed=$((failed + 1))
@@ -287,5 +319,8 @@ else
 fi
 
 echo
+n=$(find "$out/vm-consoles" -name '*.log' 2>/dev/null | wc -l)
+[ "$n" -eq 0 ] || echo "consoles of failed VM boots: $n in $out/vm-consoles"
+echo "logs: $out; coverage: $out/coverage.txt"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

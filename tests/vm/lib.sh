@@ -77,19 +77,88 @@ vm_ntest=0
 vm_nfail=0
 vm_plan() { echo "1..$1"; }
 vm_ok() {
-	# vm_ok STATUS DESCRIPTION: STATUS 0 is a pass
+	# vm_ok STATUS DESCRIPTION: STATUS 0 is a pass; a failure implicates
+	# the console of the last boot (vm_console_fail)
 	vm_ntest=$((vm_ntest + 1))
 	if [ "$1" -eq 0 ]; then
 		echo "ok $vm_ntest - $2"
 	else
 		echo "not ok $vm_ntest - $2"
 		vm_nfail=$((vm_nfail + 1))
+		vm_console_fail "check $vm_ntest failed"
 	fi
 }
 vm_diag() { sed 's/^/# /' ; }
 vm_skip_all() { echo "1..0 # SKIP $*"; exit 0; }
 vm_bail() { echo "Bail out! $*"; exit 1; }
 vm_note() { echo "# $*" >&2; }
+
+# ------------------------------------------------ consoles of failed boots
+
+# Every boot's console is registered (vm_boot); a failed check implicates
+# the console of the last boot before it, and a boot that hit its time
+# limit is implicated too.  When the test fails (a failed check, a bail
+# out, a non-zero exit, SIGTERM from tests/time-limit.sh), its EXIT trap
+# copies each implicated console (the last boot's when none is) to
+# $AP_CI_OUT/vm-consoles/TEST-N-NAME.log (tests/run-all.sh sets AP_CI_OUT
+# to _ci, which outlives the build tree) and prints its last
+# VM_CONSOLE_LINES (60) lines as TAP diagnostics.  A test that passes
+# keeps nothing there: a deliberate timeout (the rescue shell that waits)
+# is no failure.  VM_OUT keeps every console of the last run anyway.
+VM_CONSOLES=()      # console logs of this test's boots, in boot order
+VM_CONSOLE_WHY=()   # per boot: why it is implicated, empty when it is not
+vm_console_fail() {
+	local n=${#VM_CONSOLES[@]}
+	[ "$n" -gt 0 ] || return 0
+	VM_CONSOLE_WHY[n - 1]+="${VM_CONSOLE_WHY[n - 1]:+; }$1"
+}
+vm_console_register() {
+	local log=$1 why=$2 cur
+	VM_CONSOLES+=("$log")
+	VM_CONSOLE_WHY+=("$why")
+	# the test's own EXIT trap (set before or after lib.sh) is kept and
+	# runs after this one, with the exit status it would have seen
+	cur=$(trap -p EXIT)
+	case $cur in *vm_consoles_at_exit*) return 0 ;; esac
+	[ -z "$cur" ] || { eval "set -- $cur"; cur=$3; }
+	# shellcheck disable=SC2064 # the current trap is meant to be expanded now
+	trap "vm_consoles_at_exit \$?; (exit \$vm_exit_status); $cur" EXIT
+}
+vm_consoles_at_exit() {
+	vm_exit_status=$1
+	local i n=${#VM_CONSOLES[@]} dir test dest why kept=0
+	[ "$vm_nfail" -gt 0 ] || [ "$vm_exit_status" -ne 0 ] || return 0
+	[ "$n" -gt 0 ] || return 0
+	test=$(basename "$0" .sh)
+	dir=${AP_CI_OUT:+$AP_CI_OUT/vm-consoles}
+	[ -z "$dir" ] || mkdir -p "$dir" || dir=
+	for ((i = 0; i < n; i++)); do
+		why=${VM_CONSOLE_WHY[i]}
+		if [ -z "$why" ]; then
+			# nothing implicates a boot: the last one, the test ended
+			# (bailed out, killed) after it
+			if [ $((i + 1)) -ne "$n" ] || [ "$kept" -ne 0 ]; then
+				continue
+			fi
+			why="the last boot of a failed test, exit status $vm_exit_status"
+		fi
+		kept=$((kept + 1))
+		dest=${VM_CONSOLES[i]}
+		if [ -n "$dir" ]; then
+			dest=$dir/$test-$((i + 1))-$(basename "${VM_CONSOLES[i]}")
+			cp "${VM_CONSOLES[i]}" "$dest" 2>/dev/null || dest="${VM_CONSOLES[i]} (not copied)"
+		fi
+		echo "# console of boot $((i + 1)), $(basename "${VM_CONSOLES[i]}" .log) ($why): $dest"
+		echo "# its last ${VM_CONSOLE_LINES:-60} lines:"
+		tail -n "${VM_CONSOLE_LINES:-60}" "${VM_CONSOLES[i]}" 2>/dev/null |
+			LC_ALL=C sed 's/[\x00-\x08\x0b-\x1f\x7f]//g; s/^/#   /'
+	done
+	return 0
+}
+# SIGTERM or SIGINT (tests/time-limit.sh) ends the test with a failure
+# status, so the EXIT trap keeps the consoles; tests may set their own.
+trap 'exit 143' TERM
+trap 'exit 130' INT
 
 # --------------------------------------------------------------- setup
 
@@ -442,12 +511,12 @@ vm_boot() {
 		-kernel "$VM_KERNEL" -initrd "$initrd" \
 		-append "console=ttyS0 edd=off panic=-1 no_timer_check $cmdline" \
 		"${VM_DEV_ARGS[@]}" ${VM_QEMU_EXTRA:-} </dev/null >"$log.qemu" 2>&1 &
-	local qpid=$!
+	local qpid=$! killed=0
 	if [ -n "${VM_KILL_AT_DONE:-}" ]; then
 		while kill -0 "$qpid" 2>/dev/null; do
 			if grep -q '^@@AP done' "$raw" 2>/dev/null; then
 				sleep 1
-				pkill -KILL -P "$qpid" 2>/dev/null
+				pkill -KILL -P "$qpid" 2>/dev/null && killed=1
 				break
 			fi
 			sleep 0.5
@@ -459,6 +528,13 @@ vm_boot() {
 	tr -d '\r' <"$raw" >"$log" 2>/dev/null
 	rm -f "$raw"
 	VM_BOOT_WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+	# 124: timeout's TERM ended QEMU; 137 without our own kill at "@@AP
+	# done": its KILL did
+	if [ $rc -eq 124 ] || { [ $rc -eq 137 ] && [ "$killed" = 0 ]; }; then
+		vm_console_register "$log" "QEMU still running at the ${limit} s limit"
+	else
+		vm_console_register "$log" ""
+	fi
 	vm_note "boot $name: qemu status $rc, ${VM_BOOT_WALL}s wall, root init at $(vm_uptime "$log" || echo -)s uptime"
 	return $rc
 }
