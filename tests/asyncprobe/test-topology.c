@@ -18,6 +18,7 @@
  *  - a later controller's disk probed while an earlier controller's SCSI
  *    device still waits for its own, but published after that subtree;
  *  - an NVMe multipath head two controllers list goes with the first;
+ *  - --include-loop=NAMES: the loop devices it names, no other;
  *  - root first: the controllers asyncprobe.root_path= (or --root-path)
  *    points at come first in the order, and below them the root's chain
  *    (its SCSI device and disk, its NVMe namespace) before its siblings.
@@ -138,8 +139,8 @@ static char *names_of(struct udev *udev, const struct ap_found_list *l)
 	return buf;
 }
 
-static void expect_enum(struct udev *udev, const char *sys, const char *parent,
-			bool include_loop, const char *expected)
+static void expect_enum_ex(struct udev *udev, const char *parent, bool all_modules,
+			   const char *include_loop, const char *expected)
 {
 	struct ap_found_list l = {};
 	char path[4096];
@@ -148,11 +149,45 @@ static void expect_enum(struct udev *udev, const char *sys, const char *parent,
 
 	if (parent)
 		snprintf(path, sizeof(path), "/sys%s", parent);
-	r = ap_enumerate(udev, parent ? path : NULL, false, include_loop, &l);
+	r = ap_enumerate(udev, parent ? path : NULL, all_modules, include_loop, &l);
 	got = r < 0 ? strerror(-r) : names_of(udev, &l);
-	ok(r == 0 && strcmp(got, expected) == 0, "children of %s%s: got \"%s\", expected \"%s\"",
-	   parent ? parent : "discovery", include_loop ? " (with loop)" : "", got, expected);
+	ok(r == 0 && strcmp(got, expected) == 0, "children of %s%s%s%s%s: got \"%s\", expected \"%s\"",
+	   parent ? parent : "discovery", all_modules ? " (all modules)" : "",
+	   include_loop ? " (loop devices: " : "",
+	   include_loop ? (*include_loop ? include_loop : "all") : "", include_loop ? ")" : "",
+	   got, expected);
 	ap_found_list_free(&l);
+}
+
+static void expect_enum(struct udev *udev, const char *sys, const char *parent,
+			const char *include_loop, const char *expected)
+{
+	(void)sys;
+	expect_enum_ex(udev, parent, false, include_loop, expected);
+}
+
+/* The --include-loop=NAMES list: what it lets through, what it accepts. */
+static void test_loop_list(void)
+{
+	static const char *const valid[] = { "loop0", "loop3,loop7", "loop12,loop3,loop100" };
+	static const char *const invalid[] = {
+		"", "loop", "loopx", "loop3,", ",loop3", "loop3,,loop7", "/dev/loop3", "loop3 ",
+		"sda", "loop3,sda",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(valid) / sizeof(valid[0]); i++)
+		ok(ap_loop_list_valid(valid[i]), "--include-loop=%s is valid", valid[i]);
+	for (i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++)
+		ok(!ap_loop_list_valid(invalid[i]), "--include-loop=\"%s\" is refused", invalid[i]);
+	ok(!ap_loop_included(NULL, "loop3"), "no --include-loop: no loop device");
+	ok(ap_loop_included("", "loop3") && ap_loop_included("", "loop12"),
+	   "bare --include-loop: every loop device");
+	ok(ap_loop_included("loop3,loop7", "loop3") && ap_loop_included("loop3,loop7", "loop7"),
+	   "--include-loop=loop3,loop7: loop3 and loop7");
+	ok(!ap_loop_included("loop3,loop7", "loop30") && !ap_loop_included("loop3,loop7", "loop") &&
+	   !ap_loop_included("loop30", "loop3") && !ap_loop_included("loop3,loop7", "loop1"),
+	   "--include-loop=loop3,loop7: not loop30, loop1, or loop3 for loop30's list");
 }
 
 /*
@@ -655,7 +690,7 @@ static void test_late_disk(void)
 			_exit(126);
 		setenv("ASYNCPROBE_CMDLINE", "/dev/null", 1);
 		execl(prog, prog, "--no-modules", "--no-links", "-v", "--log-target=stderr", "--no-progress",
-		      "--include-loop", "--device-timeout=60", "--fastboot", jarg, (char *)NULL);
+		      "--include-loop=loop7", "--device-timeout=60", "--fastboot", jarg, (char *)NULL);
 		_exit(127);
 	}
 	/*
@@ -992,21 +1027,29 @@ int main(int argc, char **argv)
 	udev = udev_new();
 
 	test_compare();
-	expect_enum(udev, NULL, NULL, false,
+	expect_enum(udev, NULL, NULL, NULL,
 		    "0000:00:03.0 virtio2 0000:00:04.0 0000:00:10.0 0000:00:1f.2");
-	expect_enum(udev, NULL, NULL, true,
+	expect_enum(udev, NULL, NULL, "",
 		    "0000:00:03.0 virtio2 0000:00:04.0 0000:00:10.0 0000:00:1f.2 loop0");
-	expect_enum(udev, NULL, "/devices/pci0000:00/0000:00:1f.2", false, "0:0:0:0 1:0:0:0");
-	expect_enum(udev, NULL, "/devices/pci0000:00/0000:00:03.0", false, "virtio2");
-	expect_enum(udev, NULL, "/devices/pci0000:00/0000:00:03.0/virtio2", false,
+	/* --include-loop=NAMES: the named loop devices only */
+	expect_enum(udev, NULL, NULL, "loop0",
+		    "0000:00:03.0 virtio2 0000:00:04.0 0000:00:10.0 0000:00:1f.2 loop0");
+	expect_enum(udev, NULL, NULL, "loop7,loop0",
+		    "0000:00:03.0 virtio2 0000:00:04.0 0000:00:10.0 0000:00:1f.2 loop0");
+	expect_enum(udev, NULL, NULL, "loop1,loop00,loop",
+		    "0000:00:03.0 virtio2 0000:00:04.0 0000:00:10.0 0000:00:1f.2");
+	expect_enum(udev, NULL, "/devices/pci0000:00/0000:00:1f.2", NULL, "0:0:0:0 1:0:0:0");
+	expect_enum(udev, NULL, "/devices/pci0000:00/0000:00:03.0", NULL, "virtio2");
+	expect_enum(udev, NULL, "/devices/pci0000:00/0000:00:03.0/virtio2", NULL,
 		    "2:0:2:0 2:0:10:0 10:0:0:0");
-	expect_enum(udev, NULL, "/devices/pci0000:00/0000:00:04.0", false, "nvme0n2 nvme0n10");
-	expect_enum(udev, NULL, "/devices/pci0000:00/0000:00:10.0", false, "3:0:0:0");
+	expect_enum(udev, NULL, "/devices/pci0000:00/0000:00:04.0", NULL, "nvme0n2 nvme0n10");
+	expect_enum(udev, NULL, "/devices/pci0000:00/0000:00:10.0", NULL, "3:0:0:0");
 	expect_enum(udev, NULL, "/devices/pci0000:00/0000:00:10.0/host3/target3:0:0/3:0:0:0",
-		    false, "");
+		    NULL, "");
 	expect_enum(udev, NULL,
 		    "/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda",
-		    false, "sda1 sda2 sda10");
+		    NULL, "sda1 sda2 sda10");
+	test_loop_list();
 	test_waits(udev, tb);
 	test_monitor(tb);
 	udev_unref(udev);

@@ -39,18 +39,33 @@ extern const char *const ap_storage_names[];
 bool ap_storage_name(const char *sysname);
 
 /*
- * Classify @dev.  @all_modules makes every device with a MODALIAS a
- * controller (udev coldplug's behaviour); @include_loop lets loop disks
- * through.  Disks that must never be probed (names outside
- * ap_storage_names, empty removable drives) are AP_KIND_NONE.
+ * Whether the loop device @sysname ("loop3") is one @include_loop (struct
+ * ap_config's, from --include-loop[=NAMES]) lets through: NULL none, ""
+ * every one, else only the names in that comma-separated list.
  */
-enum ap_kind ap_classify(struct udev_device *dev, bool all_modules, bool include_loop);
+bool ap_loop_included(const char *include_loop, const char *sysname);
+
+/*
+ * True when @list is a valid --include-loop= value: one or more loop
+ * device names ("loop" and a number), separated by single commas.
+ */
+bool ap_loop_list_valid(const char *list);
+
+/*
+ * Classify @dev.  @all_modules makes every device with a MODALIAS a
+ * controller (udev coldplug's behaviour); @include_loop (as for
+ * ap_loop_included()) lets loop disks through.  Disks that must never be
+ * probed (names outside ap_storage_names, empty removable drives) are
+ * AP_KIND_NONE.
+ */
+enum ap_kind ap_classify(struct udev_device *dev, bool all_modules, const char *include_loop);
 
 /*
  * The syspath of @syspath's owner: its nearest proper ancestor whose kind
  * is not AP_KIND_NONE; NULL when it has none (or on no memory).  Free it.
  */
-char *ap_owner_path(struct udev *udev, const char *syspath, bool all_modules, bool include_loop);
+char *ap_owner_path(struct udev *udev, const char *syspath, bool all_modules,
+		    const char *include_loop);
 
 /*
  * False when the device at @syspath is AP_KIND_NONE for sure, by its
@@ -104,7 +119,7 @@ void ap_found_list_sort(struct ap_found_list *l);
  * Returns 0 or -errno.
  */
 int ap_enumerate(struct udev *udev, const char *parent_syspath, bool all_modules,
-		 bool include_loop, struct ap_found_list *ret);
+		 const char *include_loop, struct ap_found_list *ret);
 
 /*
  * How many descendants @syspath has in @subsystem, of @devtype (NULL: any)

@@ -30,17 +30,7 @@
 #endif
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <fnmatch.h>
-#include <poll.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/eventfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <libudev.h>
@@ -405,7 +395,8 @@ bool ap_path_may_matter(const char *syspath, bool all_modules)
  * subsystem link and name rule out, and the rest is classified with
  * libudev.
  */
-char *ap_owner_path(struct udev *udev, const char *path, bool all_modules, bool include_loop)
+char *ap_owner_path(struct udev *udev, const char *path, bool all_modules,
+		    const char *include_loop)
 {
 	char p[PATH_MAX];
 	size_t len = strlen(path);
@@ -461,7 +452,8 @@ static bool below_scsi_device(const char *path)
 struct enumerate_ctx {
 	struct udev *udev;
 	const char *parent_syspath;
-	bool all_modules, include_loop;
+	bool all_modules;
+	const char *include_loop;
 	struct ap_found_list ctrl, rest;
 };
 
@@ -635,7 +627,7 @@ static int enumerate_listed(struct enumerate_ctx *c, const char *const *subsyste
 }
 
 int ap_enumerate(struct udev *udev, const char *parent_syspath, bool all_modules,
-		 bool include_loop, struct ap_found_list *ret)
+		 const char *include_loop, struct ap_found_list *ret)
 {
 	static const char *const subsystems[] = { "pci", "virtio", "usb", "scsi", "block", "mmc", NULL };
 	const char *const *match = all_modules ? NULL : subsystems;

@@ -8,18 +8,7 @@
 #define _GNU_SOURCE 1
 #endif
 #include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <fnmatch.h>
-#include <poll.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/eventfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <libudev.h>
@@ -172,7 +161,7 @@ void ap_enumerate_nvme_heads(struct udev *udev, const char *ctrl_syspath, struct
 				if (access(link, F_OK) == 0) {
 					struct udev_device *hd = ap_udev_device_new(udev, head);
 
-					if (hd && ap_classify(hd, false, false) == AP_KIND_DISK) {
+					if (hd && ap_classify(hd, false, NULL) == AP_KIND_DISK) {
 						struct ap_found *v = realloc(out->v, (out->n + 1) * sizeof(*v));
 
 						if (v) {
