@@ -63,6 +63,10 @@ enum ap_kind ap_classify(struct udev_device *dev, bool all_modules, const char *
 /*
  * The syspath of @syspath's owner: its nearest proper ancestor whose kind
  * is not AP_KIND_NONE; NULL when it has none (or on no memory).  Free it.
+ * An NVMe multipath head (below /sys/devices/virtual/nvme-subsystem) has
+ * no such ancestor: its owner is the first controller, in devpath order
+ * (ap_devpath_compare()), that has a path to it, read from the head's
+ * "multipath" directory; NULL when no controller has one.
  */
 char *ap_owner_path(struct udev *udev, const char *syspath, bool all_modules,
 		    const char *include_loop);
@@ -138,8 +142,10 @@ bool ap_nvme_ctrl_ready(struct udev *udev, const char *syspath);
 
 /*
  * NVMe native multipath: append to @out the namespace heads (nvme0n1, below
- * /sys/devices/virtual/nvme-subsystem) that have a path through the
- * controller at @ctrl_syspath.  The caller sorts @out.
+ * /sys/devices/virtual/nvme-subsystem) whose owner (ap_owner_path()) is the
+ * controller at @ctrl_syspath: the first controller in devpath order with a
+ * path to the head, so that only one controller ever lists a head, however
+ * the controllers' calls are timed.  The caller sorts @out.
  */
 void ap_enumerate_nvme_heads(struct udev *udev, const char *ctrl_syspath, struct ap_found_list *out);
 
