@@ -24,6 +24,9 @@
  *    devpath order, whichever goes live first and whether or not the head
  *    is there when the program starts;
  *  - --include-loop=NAMES: the loop devices it names, no other;
+ *  - --all-modules: every device with a MODALIAS a controller, in
+ *    ap_enumerate() and in the program's --dry-run manifest; storage
+ *    controllers only without it;
  *  - root first: the controllers asyncprobe.root_path= (or --root-path)
  *    points at come first in the order, and below them the root's chain
  *    (its SCSI device and disk, its NVMe namespace) before its siblings.
@@ -1052,6 +1055,179 @@ static void test_multipath_owner(void)
 	run_multipath(true, "an NVMe multipath head there before the program starts");
 }
 
+/*
+ * --all-modules (ap_classify()'s all_modules, the discovery call's
+ * enumerate_system()): every device with a MODALIAS becomes a controller,
+ * as udev's coldplug loads a driver for every one; without it only
+ * storage controllers do.  A tree of its own: an AHCI controller, a
+ * network card, a USB host controller with its root hub, a keyboard's HID
+ * interface and a mass storage interface, a serial port, a keyboard
+ * controller's serio port, an input device, and a platform device with no
+ * MODALIAS.
+ */
+static const char am_tree[] =
+	"P: /devices/pci0000:00/0000:00:02.0\n"
+	"E: SUBSYSTEM=pci\n"
+	"E: MODALIAS=pci:v00008086d0000100Esv00008086sd0000001Ebc02sc00i00\n"
+	"A: class=0x020000\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:14.0\n"
+	"E: SUBSYSTEM=pci\n"
+	"E: MODALIAS=pci:v00008086d00007AE0sv00001043sd00008694bc0Csc03i30\n"
+	"A: class=0x0c0330\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:14.0/usb1\n"
+	"E: SUBSYSTEM=usb\n"
+	"E: DEVTYPE=usb_device\n"
+	"E: MODALIAS=usb:v1D6Bp0002d0601dc09dsc00dp01ic09isc00ip00in00\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:14.0/usb1/1-1\n"
+	"E: SUBSYSTEM=usb\n"
+	"E: DEVTYPE=usb_device\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:14.0/usb1/1-1/1-1:1.0\n"
+	"E: SUBSYSTEM=usb\n"
+	"E: DEVTYPE=usb_interface\n"
+	"E: MODALIAS=usb:v046DpC31Cd6400dc00dsc00dp00ic03isc01ip01in00\n"
+	"A: bInterfaceClass=03\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:14.0/usb1/1-2\n"
+	"E: SUBSYSTEM=usb\n"
+	"E: DEVTYPE=usb_device\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:14.0/usb1/1-2/1-2:1.0\n"
+	"E: SUBSYSTEM=usb\n"
+	"E: DEVTYPE=usb_interface\n"
+	"E: MODALIAS=usb:v0781p5567d0100dc00dsc00dp00ic08isc06ip50in00\n"
+	"A: bInterfaceClass=08\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:1f.2\n"
+	"E: SUBSYSTEM=pci\n"
+	"E: MODALIAS=pci:v00008086d00002922sv00001AF4sd00001100bc01sc06i01\n"
+	"A: class=0x010601\n"
+	"\n"
+	"P: /devices/platform/serial8250\n"
+	"E: SUBSYSTEM=platform\n"
+	"E: MODALIAS=platform:serial8250\n"
+	"\n"
+	"P: /devices/platform/i8042\n"
+	"E: SUBSYSTEM=platform\n"
+	"\n"
+	"P: /devices/platform/i8042/serio0\n"
+	"E: SUBSYSTEM=serio\n"
+	"E: MODALIAS=serio:ty06pr00id00ex00\n"
+	"\n"
+	"P: /devices/virtual/input/input3\n"
+	"E: SUBSYSTEM=input\n"
+	"E: MODALIAS=input:b0019v0000p0001e0000-e0,1,k74,ramlsfw\n";
+
+/* every device of am_tree with a MODALIAS, in devpath order */
+static const char am_all[] =
+	"0000:00:02.0 0000:00:14.0 usb1 1-1:1.0 1-2:1.0 0000:00:1f.2 serio0 serial8250 input3";
+/* only the storage controllers: the AHCI controller and the mass storage interface */
+static const char am_storage[] = "1-2:1.0 0000:00:1f.2";
+
+/* "name" of every controller in manifest @m, in its order */
+static char *controller_names(const char *m)
+{
+	static char buf[4096];
+	const char *p = m ? strstr(m, "\"controllers\": [") : NULL;
+	const char *end = p ? strstr(p, "\n  ]") : NULL;
+
+	buf[0] = '\0';
+	while (p && end && (p = strstr(p, "\"name\":\"")) && p < end) {
+		const char *q = strchr(p + 8, '"');
+
+		if (!q)
+			break;
+		strncat(buf, buf[0] ? " " : "", sizeof(buf) - strlen(buf) - 1);
+		strncat(buf, p + 8, (size_t)(q - p - 8));
+		p = q;
+	}
+	return buf;
+}
+
+static void test_all_modules(void)
+{
+	const char *top = getenv("top_builddir");
+	char dir[] = "/tmp/ap-allmod.XXXXXX", json[300], prog[4096], jarg[400];
+	UMockdevTestbed *tb;
+	GError *error = NULL;
+	struct udev *udev;
+	int pass;
+
+	tb = umockdev_testbed_new();
+	if (!umockdev_testbed_add_from_string(tb, am_tree, &error) || !mkdtemp(dir)) {
+		ok(false, "all-modules tree: %s", error ? error->message : strerror(errno));
+		g_object_unref(tb);
+		return;
+	}
+	udev = udev_new();
+	expect_enum_ex(udev, NULL, true, NULL, am_all);
+	expect_enum_ex(udev, NULL, false, NULL, am_storage);
+	/* below a controller, with all_modules: what it owns, no further */
+	expect_enum_ex(udev, "/devices/pci0000:00/0000:00:14.0", true, NULL, "usb1");
+	expect_enum_ex(udev, "/devices/pci0000:00/0000:00:14.0/usb1", true, NULL, "1-1:1.0 1-2:1.0");
+	expect_enum_ex(udev, "/devices/pci0000:00/0000:00:14.0", false, NULL, "");
+	{
+		struct udev_device *d = udev_device_new_from_syspath(udev,
+								     "/sys/devices/platform/i8042");
+
+		ok(d && ap_classify(d, true, NULL) == AP_KIND_NONE,
+		   "a device without a MODALIAS is no controller, even with all_modules");
+		if (d)
+			udev_device_unref(d);
+	}
+	udev_unref(udev);
+
+	/*
+	 * The program: --all-modules --dry-run lists every one of them as a
+	 * controller in its manifest, with its modalias; --dry-run alone the
+	 * storage controllers.  No links, no probing of anything else.
+	 */
+	snprintf(json, sizeof(json), "%s/am.json", dir);
+	snprintf(jarg, sizeof(jarg), "--json=%s", json);
+	snprintf(prog, sizeof(prog), "%s/src/asyncprobe/asyncprobe", top ? top : ".");
+	for (pass = 0; pass < 2; pass++) {
+		bool all = pass == 0;
+		const char *want = all ? am_all : am_storage;
+		pid_t pid = fork();
+		int status = -1, nomod = 0;
+		char *m, *got;
+		const char *p;
+
+		if (pid == 0) {
+			setenv("ASYNCPROBE_CMDLINE", "/dev/null", 1);
+			unsetenv("ASYNC_CHAOS");
+			execl(prog, prog, "--dry-run", "--no-links", "-q", "--no-progress",
+			      "--device-timeout=5", "--fastboot", jarg, all ? "--all-modules" : NULL,
+			      (char *)NULL);
+			_exit(127);
+		}
+		if (pid < 0 || waitpid(pid, &status, 0) < 0)
+			status = -1;
+		m = stable_manifest(json);
+		got = controller_names(m);
+		ok(WIFEXITED(status) && (WEXITSTATUS(status) == AP_EXIT_OK ||
+					 WEXITSTATUS(status) == AP_EXIT_DEGRADED) &&
+		   m && strcmp(got, want) == 0,
+		   "asyncprobe --dry-run%s: controllers \"%s\", expected \"%s\" (status %d)",
+		   all ? " --all-modules" : "", got, want,
+		   WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		for (p = m ? strstr(m, "\"controllers\": [") : NULL; p && (p = strstr(p, "\"modalias\":"));
+		     p++)
+			nomod += strncmp(p, "\"modalias\":null", 15) == 0;
+		ok(m && nomod == 0, "asyncprobe --dry-run%s: every controller has its modalias",
+		   all ? " --all-modules" : "");
+		if (m && (strcmp(got, want) != 0 || nomod))
+			printf("# %s\n", m);
+		free(m);
+		unlink(json);
+	}
+	rmdir(dir);
+	g_object_unref(tb);
+}
+
 int main(int argc, char **argv)
 {
 	UMockdevTestbed *tb;
@@ -1122,6 +1298,7 @@ int main(int argc, char **argv)
 	test_late_disk();
 	test_probe_before_turn();
 	test_multipath_owner();
+	test_all_modules();
 
 	printf("1..%d\n", test_no);
 	return failures ? 1 : 0;
