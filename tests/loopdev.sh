@@ -11,6 +11,10 @@
 #                              (the kernel may have no partition parsers)
 #                              and check that nodes p1..pNPARTS exist; sets
 #                              $LOOP_DEV; returns 1 on failure
+#   loop_list                  print the attached devices' names for
+#                              asyncprobe's --include-loop=: "loop3,loop7"
+#                              (a test probes its own loop devices, never
+#                              another program's)
 #   loop_cleanup               detach every attached device, remove
 #                              $LOOP_WORK (the trap does it)
 #
@@ -32,6 +36,11 @@ loop_cleanup() {
 	LOOP_DEVS=()
 	[ -z "$LOOP_WORK" ] || rm -rf "$LOOP_WORK"
 	LOOP_WORK=
+}
+
+loop_list() {
+	local IFS=,
+	echo "${LOOP_DEVS[*]#/dev/}"
 }
 
 loop_setup() {

@@ -35,7 +35,8 @@ static void usage(FILE *f)
 	      "  -a, --all-modules         load drivers for every device with a modalias\n"
 	      "      --no-modules          load no drivers\n"
 	      "      --no-links            probe, but create no links\n"
-	      "      --include-loop        probe loop devices too\n"
+	      "      --include-loop[=NAMES]  probe loop devices too: every one, or only\n"
+	      "                            those NAMES lists (loop3,loop7)\n"
 	      "      --udev-rules=PATH     write udev rules keeping this run's choice of links\n"
 	      "                            two devices claim (a directory for\n"
 	      "                            " AP_UDEV_RULES_NAME ", or a *.rules file);\n"
@@ -96,7 +97,7 @@ static const struct option options[] = {
 	{ "all-modules", no_argument, NULL, 'a' },
 	{ "no-modules", no_argument, NULL, OPT_NO_MODULES },
 	{ "no-links", no_argument, NULL, OPT_NO_LINKS },
-	{ "include-loop", no_argument, NULL, OPT_INCLUDE_LOOP },
+	{ "include-loop", optional_argument, NULL, OPT_INCLUDE_LOOP },
 	{ "dev-dir", required_argument, NULL, 'd' },
 	{ "device-timeout", required_argument, NULL, 't' },
 	{ "max-threads", required_argument, NULL, OPT_MAX_THREADS },
@@ -171,7 +172,12 @@ static int parse_args(struct ap_config *cfg, int argc, char **argv, bool lenient
 			cfg->no_links = true;
 			break;
 		case OPT_INCLUDE_LOOP:
-			cfg->include_loop = true;
+			if (optarg && !ap_loop_list_valid(optarg)) {
+				fprintf(stderr, "asyncprobe: invalid --include-loop=%s "
+					"(loop device names, comma-separated: loop3,loop7)\n", optarg);
+				return AP_EXIT_USAGE;
+			}
+			cfg->include_loop = optarg ? optarg : "";       /* "": every loop device */
 			break;
 		case 'd':
 			cfg->dev_dir = optarg;

@@ -3,8 +3,9 @@
 # Host test on loop devices: two partitioned images (GPT with ext4 and vfat,
 # MBR with vfat and ext4, labels with a space and a slash), attached with
 # losetup and partx -a (this kernel may have no partition parsers), probed
-# by `asyncprobe --include-loop --no-modules --dev-dir=TMP --json`
-# sequentially, with --fastboot, and both again under ASYNC_CHAOS.  The
+# by `asyncprobe --include-loop=A,B --no-modules --dev-dir=TMP --json`
+# (its own two devices only: another program's loop devices are none of its
+# business) sequentially, with --fastboot, and both again under ASYNC_CHAOS.  The
 # manifests - devices with their cookies and parents, fs info, the links
 # creation log - must be byte-identical once timings are taken out.
 # Prints TAP; skips with a reason where loop devices cannot be made.
@@ -35,6 +36,8 @@ loop_attach "$tmp/a.img" 3 ||
 A=$LOOP_DEV
 loop_attach "$tmp/b.img" 2 || skip "cannot attach a second loop device with partitions p1, p2"
 B=$LOOP_DEV
+# the only loop devices the runs probe
+ours=$(loop_list)
 uuid=$(cat /proc/sys/kernel/random/uuid)
 vid=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n' | tr a-f A-F)
 vfat_uuid="${vid:0:4}-${vid:4:4}"
@@ -70,11 +73,11 @@ while :; do
 		mode=$1 chaos=${2:-}
 		rm -rf "$tmp/dev$i" && mkdir -p "$tmp/dev$i"
 		if [ -n "$chaos" ]; then
-			ASYNC_CHAOS=$chaos ASYNCPROBE_CMDLINE=/dev/null "$prog" --include-loop --no-modules \
+			ASYNC_CHAOS=$chaos ASYNCPROBE_CMDLINE=/dev/null "$prog" --include-loop="$ours" --no-modules \
 				--no-progress -v "$mode" --dev-dir="$tmp/dev$i" --json="$tmp/run$i.json" \
 				2>"$tmp/run$i.log"
 		else
-			env -u ASYNC_CHAOS ASYNCPROBE_CMDLINE=/dev/null "$prog" --include-loop --no-modules \
+			env -u ASYNC_CHAOS ASYNCPROBE_CMDLINE=/dev/null "$prog" --include-loop="$ours" --no-modules \
 				--no-progress -v "$mode" --dev-dir="$tmp/dev$i" --json="$tmp/run$i.json" \
 				2>"$tmp/run$i.log"
 		fi
@@ -88,7 +91,9 @@ while :; do
 	for j in $(seq 1 $((i - 1))); do
 		cmp -s "$tmp/run0.stable" "$tmp/run$j.stable" || same=0
 	done
-	# Other users of loop devices on a shared machine change the device set: try again.
+	# Other users of loop devices on a shared machine change the device set
+	# (not probed, but a loop device of theirs detached may be reused for
+	# one of ours only between runs of another test): try again.
 	[ "$same" = 1 ] || [ "$before" = "$after" ] || [ "$attempt" -ge 3 ] || continue
 	break
 done
@@ -109,6 +114,13 @@ grep -q "\"kind\":\"disk\",\"name\":\"$a\".*\"pttype\":\"gpt\"" "$tmp/run0.stabl
 	grep -q "\"kind\":\"disk\",\"name\":\"$b\".*\"pttype\":\"dos\"" "$tmp/run0.stable" &&
 	ok "disks, partitions and filesystems of $a and $b are in the manifest" ||
 	nok "manifest lacks $a/$b details: $(grep loop "$tmp/run0.stable")"
+
+# No other loop device: a foreign one (another test's, another program's)
+# is not probed, whatever its label.
+others=$(grep -o '"name":"loop[0-9p]*"' "$tmp/run0.stable" | sed 's/"name":"\(.*\)"/\1/' |
+	grep -Ev "^(${A#/dev/}|${B#/dev/})(p[0-9]+)?\$" | sort -u | tr '\n' ' ')
+[ -z "$others" ] && ok "no loop device but $ours in the manifest" ||
+	nok "loop devices not ours in the manifest: $others"
 
 # Partitions come after their disk, in partition-number order.
 order=$(grep -o "\"cookie\":[0-9]*,\"parent\":[0-9]*,\"kind\":\"[a-z]*\",\"name\":\"${a}[p0-9]*\"" "$tmp/run0.stable" |
@@ -159,7 +171,7 @@ fi
 # A manifest that cannot be written is an error, on stdout too (a full disk
 # shows only when the output is flushed): said, and the run is degraded.
 mkdir -p "$tmp/devfull"
-env -u ASYNC_CHAOS ASYNCPROBE_CMDLINE=/dev/null "$prog" --include-loop --no-modules --no-progress \
+env -u ASYNC_CHAOS ASYNCPROBE_CMDLINE=/dev/null "$prog" --include-loop="$ours" --no-modules --no-progress \
 	--dev-dir="$tmp/devfull" --json >/dev/full 2>"$tmp/full.log"
 st=$?
 if [ "$st" = 1 ] && grep -q 'cannot write the manifest to stdout: No space left on device' "$tmp/full.log"; then

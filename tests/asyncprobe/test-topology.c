@@ -17,7 +17,16 @@
  *  - a disk that appears (with its uevent) while its SCSI device waits;
  *  - a later controller's disk probed while an earlier controller's SCSI
  *    device still waits for its own, but published after that subtree;
- *  - an NVMe multipath head two controllers list goes with the first;
+ *
+ * A step that depends on the program's progress waits for the event (a
+ * line of its -v log) with a generous bound, never for a fixed time.
+ *  - an NVMe multipath head behind two controllers goes with the first in
+ *    devpath order, whichever goes live first and whether or not the head
+ *    is there when the program starts;
+ *  - --include-loop=NAMES: the loop devices it names, no other;
+ *  - --all-modules: every device with a MODALIAS a controller, in
+ *    ap_enumerate() and in the program's --dry-run manifest; storage
+ *    controllers only without it;
  *  - root first: the controllers asyncprobe.root_path= (or --root-path)
  *    points at come first in the order, and below them the root's chain
  *    (its SCSI device and disk, its NVMe namespace) before its siblings.
@@ -138,8 +147,8 @@ static char *names_of(struct udev *udev, const struct ap_found_list *l)
 	return buf;
 }
 
-static void expect_enum(struct udev *udev, const char *sys, const char *parent,
-			bool include_loop, const char *expected)
+static void expect_enum_ex(struct udev *udev, const char *parent, bool all_modules,
+			   const char *include_loop, const char *expected)
 {
 	struct ap_found_list l = {};
 	char path[4096];
@@ -148,11 +157,45 @@ static void expect_enum(struct udev *udev, const char *sys, const char *parent,
 
 	if (parent)
 		snprintf(path, sizeof(path), "/sys%s", parent);
-	r = ap_enumerate(udev, parent ? path : NULL, false, include_loop, &l);
+	r = ap_enumerate(udev, parent ? path : NULL, all_modules, include_loop, &l);
 	got = r < 0 ? strerror(-r) : names_of(udev, &l);
-	ok(r == 0 && strcmp(got, expected) == 0, "children of %s%s: got \"%s\", expected \"%s\"",
-	   parent ? parent : "discovery", include_loop ? " (with loop)" : "", got, expected);
+	ok(r == 0 && strcmp(got, expected) == 0, "children of %s%s%s%s%s: got \"%s\", expected \"%s\"",
+	   parent ? parent : "discovery", all_modules ? " (all modules)" : "",
+	   include_loop ? " (loop devices: " : "",
+	   include_loop ? (*include_loop ? include_loop : "all") : "", include_loop ? ")" : "",
+	   got, expected);
 	ap_found_list_free(&l);
+}
+
+static void expect_enum(struct udev *udev, const char *sys, const char *parent,
+			const char *include_loop, const char *expected)
+{
+	(void)sys;
+	expect_enum_ex(udev, parent, false, include_loop, expected);
+}
+
+/* The --include-loop=NAMES list: what it lets through, what it accepts. */
+static void test_loop_list(void)
+{
+	static const char *const valid[] = { "loop0", "loop3,loop7", "loop12,loop3,loop100" };
+	static const char *const invalid[] = {
+		"", "loop", "loopx", "loop3,", ",loop3", "loop3,,loop7", "/dev/loop3", "loop3 ",
+		"sda", "loop3,sda",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(valid) / sizeof(valid[0]); i++)
+		ok(ap_loop_list_valid(valid[i]), "--include-loop=%s is valid", valid[i]);
+	for (i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++)
+		ok(!ap_loop_list_valid(invalid[i]), "--include-loop=\"%s\" is refused", invalid[i]);
+	ok(!ap_loop_included(NULL, "loop3"), "no --include-loop: no loop device");
+	ok(ap_loop_included("", "loop3") && ap_loop_included("", "loop12"),
+	   "bare --include-loop: every loop device");
+	ok(ap_loop_included("loop3,loop7", "loop3") && ap_loop_included("loop3,loop7", "loop7"),
+	   "--include-loop=loop3,loop7: loop3 and loop7");
+	ok(!ap_loop_included("loop3,loop7", "loop30") && !ap_loop_included("loop3,loop7", "loop") &&
+	   !ap_loop_included("loop30", "loop3") && !ap_loop_included("loop3,loop7", "loop1"),
+	   "--include-loop=loop3,loop7: not loop30, loop1, or loop3 for loop30's list");
 }
 
 /*
@@ -628,6 +671,18 @@ static bool log_has(const char *path, const char *what, unsigned int ms)
 	return false;
 }
 
+/* @path's lines as TAP comments (a log that lacks what a test waited for). */
+static void print_log(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char line[1024];
+
+	while (f && fgets(line, sizeof(line), f))
+		printf("# %s%s", line, strchr(line, '\n') ? "" : "\n");
+	if (f)
+		fclose(f);
+}
+
 static void test_late_disk(void)
 {
 	const char *top = getenv("top_builddir");
@@ -655,7 +710,7 @@ static void test_late_disk(void)
 			_exit(126);
 		setenv("ASYNCPROBE_CMDLINE", "/dev/null", 1);
 		execl(prog, prog, "--no-modules", "--no-links", "-v", "--log-target=stderr", "--no-progress",
-		      "--include-loop", "--device-timeout=60", "--fastboot", jarg, (char *)NULL);
+		      "--include-loop=loop7", "--device-timeout=60", "--fastboot", jarg, (char *)NULL);
 		_exit(127);
 	}
 	/*
@@ -708,11 +763,11 @@ static void test_late_disk(void)
 
 /*
  * Probing does not wait for publication: an earlier controller's SCSI
- * device waits for its disk (sdz appears after 1.5 s), while a later
- * controller's disk (sdy) is there at once.  With --fastboot sdy must be
- * probed before sdz appears, yet published after it: the cookie is the
- * place in publication order, controller 00:07.0 with its whole subtree
- * before controller 00:08.0.
+ * device waits for its disk (sdz, added once the program's -v log shows
+ * that sdy was probed), while a later controller's disk (sdy) is there at
+ * once.  With --fastboot sdy must be probed before sdz appears, yet
+ * published after it: the cookie is the place in publication order,
+ * controller 00:07.0 with its whole subtree before controller 00:08.0.
  */
 static const char second_ctrl[] =
 	"P: /devices/pci0000:00/0000:00:08.0\n"
@@ -770,7 +825,7 @@ static bool manifest_entry(const char *m, const char *name, unsigned long long *
 static void test_probe_before_turn(void)
 {
 	const char *top = getenv("top_builddir");
-	char dir[] = "/tmp/ap-turn.XXXXXX", json[300], prog[4096], jarg[400];
+	char dir[] = "/tmp/ap-turn.XXXXXX", json[300], prog[4096], jarg[400], log[300];
 	unsigned long long cz = 0, cy = 0, c7 = 0, c8 = 0, cs5 = 0, cs6 = 0;
 	double tz = 0, ty = 0, t;
 	UMockdevTestbed *tb;
@@ -790,15 +845,30 @@ static void test_probe_before_turn(void)
 	}
 	snprintf(json, sizeof(json), "%s/turn.json", dir);
 	snprintf(jarg, sizeof(jarg), "--json=%s", json);
+	snprintf(log, sizeof(log), "%s/turn.log", dir);
 	snprintf(prog, sizeof(prog), "%s/src/asyncprobe/asyncprobe", top ? top : ".");
 	pid = fork();
 	if (pid == 0) {
+		/* no "e": the file is the exec'd program's stderr */
+		if (!freopen(log, "w", stderr))
+			_exit(126);
 		setenv("ASYNCPROBE_CMDLINE", "/dev/null", 1);
-		execl(prog, prog, "--no-modules", "--no-links", "-q", "--no-progress",
-		      "--device-timeout=30", "--fastboot", jarg, (char *)NULL);
+		execl(prog, prog, "--no-modules", "--no-links", "-v", "--log-target=stderr",
+		      "--no-progress", "--device-timeout=30", "--fastboot", jarg, (char *)NULL);
 		_exit(127);
 	}
-	usleep(1500 * 1000);
+	/*
+	 * The event, not a time: sdy has been probed (its -v line), while
+	 * 5:0:0:0 waits up to 30 s for sdz.  Generous bound: 20 s.
+	 */
+	if (!log_has(log, "disk sdy:", 20000)) {
+		ok(false, "the later controller's disk sdy was probed while the earlier one's SCSI "
+		   "device waits (its -v line)");
+		print_log(log);
+	} else {
+		ok(true, "the later controller's disk sdy was probed while the earlier one's SCSI "
+		   "device waits (its -v line)");
+	}
 	if (!umockdev_testbed_add_from_string(tb, late_disk, &error))
 		ok(false, "adding the disk: %s", error ? error->message : "?");
 	umockdev_testbed_uevent(tb, "/sys/devices/pci0000:00/0000:00:07.0/ata5/host5/target5:0:0/5:0:0:0/block/sdz", "add");
@@ -827,27 +897,33 @@ static void test_probe_before_turn(void)
 	   manifest_entry(m, "0000:00:07.0", &c7, &t) && manifest_entry(m, "0000:00:08.0", &c8, &t) &&
 	   manifest_entry(m, "5:0:0:0", &cs5, &t) && manifest_entry(m, "6:0:0:0", &cs6, &t),
 	   "the manifest lists both controllers, SCSI devices and disks");
-	ok(ty > 0 && ty < tz && tz >= 1000.0,
+	ok(ty > 0 && ty < tz,
 	   "the later controller's disk was probed at %.0f ms, before the earlier one's "
-	   "disk appeared (%.0f ms)", ty, tz);
+	   "disk was (%.0f ms)", ty, tz);
 	ok(c7 == 2 && cs5 == 3 && cz == 4 && c8 == 5 && cs6 == 6 && cy == 7,
 	   "yet published depth first: 00:07.0 5:0:0:0 sdz 00:08.0 6:0:0:0 sdy = cookies "
 	   "%llu %llu %llu %llu %llu %llu", c7, cs5, cz, c8, cs6, cy);
 	if (m && !(ty > 0 && ty < tz && cz < cy))
 		printf("# %s\n", m);
+	if (!m || !(ty > 0 && ty < tz && cz < cy) || !log_has(log, "disk sdy:", 0))
+		print_log(log);
 	free(m);
 	unlink(json);
+	unlink(log);
 	rmdir(dir);
 	g_object_unref(tb);
 }
 
 /*
  * An NVMe multipath head behind two controllers belongs to the first in
- * the order, whichever enumerates it first.  Both controllers are
- * "connecting" at the start (the head does not exist yet, so discovery
- * cannot list it); after 1 s the head and both path devices appear and the
- * second controller goes live, so it enumerates the head first; the first
- * controller enumerates it only when its wait times out (2 s).
+ * devpath order that has a path to it (ap_owner_path(), from sysfs),
+ * however the calls are timed.  Both controllers are "connecting" at the
+ * start; the second one goes live first, so its call enumerates first; the
+ * first one goes live only once the second has enumerated.  Each step waits
+ * for the event before it (the program's -v log), not for a time.  Run
+ * twice: the head and its paths appear while both controllers wait, and
+ * they are there before the program starts (a program that starts late),
+ * when the discovery call itself finds the head.
  */
 static const char mp_tree[] =
 	"P: /devices/pci0000:00/0000:00:05.0\n"
@@ -893,10 +969,12 @@ static const char mp_late[] =
 	"A: hidden=1\n"
 	"A: size=2048\n";
 
-static void test_multipath_owner(void)
+static void run_multipath(bool head_first, const char *what)
 {
+	static const char ctrl1[] = "/sys/devices/pci0000:00/0000:00:05.0/nvme/nvme1";
+	static const char ctrl2[] = "/sys/devices/pci0000:00/0000:00:06.0/nvme/nvme2";
 	const char *top = getenv("top_builddir");
-	char dir[] = "/tmp/ap-mp.XXXXXX", json[300], prog[4096], jarg[400], *m;
+	char dir[] = "/tmp/ap-mp.XXXXXX", json[300], prog[4096], jarg[400], log[300], *m;
 	unsigned long long c5 = 0, c6 = 0, ch = 0;
 	UMockdevTestbed *tb;
 	GError *error = NULL;
@@ -906,52 +984,246 @@ static void test_multipath_owner(void)
 	int status = -1, i;
 
 	tb = umockdev_testbed_new();
-	if (!umockdev_testbed_add_from_string(tb, mp_tree, &error) || !mkdtemp(dir)) {
+	if (!umockdev_testbed_add_from_string(tb, mp_tree, &error) ||
+	    (head_first && !umockdev_testbed_add_from_string(tb, mp_late, &error)) || !mkdtemp(dir)) {
 		ok(false, "multipath tree: %s", error ? error->message : strerror(errno));
 		g_object_unref(tb);
 		return;
 	}
 	snprintf(json, sizeof(json), "%s/mp.json", dir);
 	snprintf(jarg, sizeof(jarg), "--json=%s", json);
+	snprintf(log, sizeof(log), "%s/mp.log", dir);
 	snprintf(prog, sizeof(prog), "%s/src/asyncprobe/asyncprobe", top ? top : ".");
 	pid = fork();
 	if (pid == 0) {
+		/* no "e": the file is the exec'd program's stderr */
+		if (!freopen(log, "w", stderr))
+			_exit(126);
 		setenv("ASYNCPROBE_CMDLINE", "/dev/null", 1);
-		execl(prog, prog, "--no-modules", "--no-links", "-q", "--no-progress",
-		      "--device-timeout=2", "--fastboot", jarg, (char *)NULL);
+		execl(prog, prog, "--no-modules", "--no-links", "-v", "--log-target=stderr",
+		      "--no-progress", "--device-timeout=30", "--fastboot", jarg, (char *)NULL);
 		_exit(127);
 	}
-	usleep(1000 * 1000);
-	if (!umockdev_testbed_add_from_string(tb, mp_late, &error))
+	/* discovery is over: both controllers' calls wait for their namespaces (up to 30 s) */
+	ok(log_has(log, "discovery: ", 20000), "%s: discovery done (its -v log)", what);
+	if (!head_first && !umockdev_testbed_add_from_string(tb, mp_late, &error))
 		ok(false, "adding the head: %s", error ? error->message : "?");
-	umockdev_testbed_set_attribute(tb, "/sys/devices/pci0000:00/0000:00:06.0/nvme/nvme2",
-				       "state", "live");
+	umockdev_testbed_set_attribute(tb, ctrl2, "state", "live");
 	umockdev_testbed_uevent(tb, "/sys/devices/pci0000:00/0000:00:06.0/nvme/nvme2/nvme2c2n1",
 				"add");
-	for (i = 0; i < 200; i++) {
+	/* the second controller enumerates first */
+	ok(log_has(log, "controller 0000:00:06.0", 20000),
+	   "%s: the second controller went live and enumerated first", what);
+	umockdev_testbed_set_attribute(tb, ctrl1, "state", "live");
+	umockdev_testbed_uevent(tb, "/sys/devices/pci0000:00/0000:00:05.0/nvme/nvme1/nvme1c1n1",
+				"add");
+	for (i = 0; i < 400; i++) {
 		if (waitpid(pid, &status, WNOHANG) == pid)
 			break;
 		usleep(100 * 1000);
 	}
-	if (i == 200) {
+	if (i == 400) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
 	}
 	m = stable_manifest(json);
 	ok(WIFEXITED(status) && manifest_entry(m, "0000:00:05.0", &c5, &t) &&
 	   manifest_entry(m, "0000:00:06.0", &c6, &t) && manifest_entry(m, "nvme1n1", &ch, &t),
-	   "two NVMe controllers with one multipath head: ran (status %d), all three listed",
+	   "%s: ran (status %d), both controllers and the head listed", what,
 	   WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	head = m ? strstr(m, "\"name\":\"nvme1n1\"") : NULL;
 	while (head && head > m && head[-1] != '\n')
 		head--;
 	ok(c5 == 2 && ch == 3 && c6 == 4 && head && strncmp(head, mp_line, strlen(mp_line)) == 0,
-	   "the head goes with the first controller in the order, which enumerated it last: "
-	   "cookies 00:05.0 %llu, nvme1n1 %llu, 00:06.0 %llu", c5, ch, c6);
-	if (m && !(c5 == 2 && ch == 3 && c6 == 4))
+	   "%s: the head goes with the first controller in devpath order, which enumerated "
+	   "last: cookies 00:05.0 %llu, nvme1n1 %llu, 00:06.0 %llu", what, c5, ch, c6);
+	if (m && !(c5 == 2 && ch == 3 && c6 == 4 && head &&
+		   strncmp(head, mp_line, strlen(mp_line)) == 0)) {
 		printf("# %s\n", m);
+		print_log(log);
+	}
 	free(m);
 	unlink(json);
+	unlink(log);
+	rmdir(dir);
+	g_object_unref(tb);
+}
+
+static void test_multipath_owner(void)
+{
+	run_multipath(false, "an NVMe multipath head appearing while both controllers wait");
+	run_multipath(true, "an NVMe multipath head there before the program starts");
+}
+
+/*
+ * --all-modules (ap_classify()'s all_modules, the discovery call's
+ * enumerate_system()): every device with a MODALIAS becomes a controller,
+ * as udev's coldplug loads a driver for every one; without it only
+ * storage controllers do.  A tree of its own: an AHCI controller, a
+ * network card, a USB host controller with its root hub, a keyboard's HID
+ * interface and a mass storage interface, a serial port, a keyboard
+ * controller's serio port, an input device, and a platform device with no
+ * MODALIAS.
+ */
+static const char am_tree[] =
+	"P: /devices/pci0000:00/0000:00:02.0\n"
+	"E: SUBSYSTEM=pci\n"
+	"E: MODALIAS=pci:v00008086d0000100Esv00008086sd0000001Ebc02sc00i00\n"
+	"A: class=0x020000\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:14.0\n"
+	"E: SUBSYSTEM=pci\n"
+	"E: MODALIAS=pci:v00008086d00007AE0sv00001043sd00008694bc0Csc03i30\n"
+	"A: class=0x0c0330\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:14.0/usb1\n"
+	"E: SUBSYSTEM=usb\n"
+	"E: DEVTYPE=usb_device\n"
+	"E: MODALIAS=usb:v1D6Bp0002d0601dc09dsc00dp01ic09isc00ip00in00\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:14.0/usb1/1-1\n"
+	"E: SUBSYSTEM=usb\n"
+	"E: DEVTYPE=usb_device\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:14.0/usb1/1-1/1-1:1.0\n"
+	"E: SUBSYSTEM=usb\n"
+	"E: DEVTYPE=usb_interface\n"
+	"E: MODALIAS=usb:v046DpC31Cd6400dc00dsc00dp00ic03isc01ip01in00\n"
+	"A: bInterfaceClass=03\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:14.0/usb1/1-2\n"
+	"E: SUBSYSTEM=usb\n"
+	"E: DEVTYPE=usb_device\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:14.0/usb1/1-2/1-2:1.0\n"
+	"E: SUBSYSTEM=usb\n"
+	"E: DEVTYPE=usb_interface\n"
+	"E: MODALIAS=usb:v0781p5567d0100dc00dsc00dp00ic08isc06ip50in00\n"
+	"A: bInterfaceClass=08\n"
+	"\n"
+	"P: /devices/pci0000:00/0000:00:1f.2\n"
+	"E: SUBSYSTEM=pci\n"
+	"E: MODALIAS=pci:v00008086d00002922sv00001AF4sd00001100bc01sc06i01\n"
+	"A: class=0x010601\n"
+	"\n"
+	"P: /devices/platform/serial8250\n"
+	"E: SUBSYSTEM=platform\n"
+	"E: MODALIAS=platform:serial8250\n"
+	"\n"
+	"P: /devices/platform/i8042\n"
+	"E: SUBSYSTEM=platform\n"
+	"\n"
+	"P: /devices/platform/i8042/serio0\n"
+	"E: SUBSYSTEM=serio\n"
+	"E: MODALIAS=serio:ty06pr00id00ex00\n"
+	"\n"
+	"P: /devices/virtual/input/input3\n"
+	"E: SUBSYSTEM=input\n"
+	"E: MODALIAS=input:b0019v0000p0001e0000-e0,1,k74,ramlsfw\n";
+
+/* every device of am_tree with a MODALIAS, in devpath order */
+static const char am_all[] =
+	"0000:00:02.0 0000:00:14.0 usb1 1-1:1.0 1-2:1.0 0000:00:1f.2 serio0 serial8250 input3";
+/* only the storage controllers: the AHCI controller and the mass storage interface */
+static const char am_storage[] = "1-2:1.0 0000:00:1f.2";
+
+/* "name" of every controller in manifest @m, in its order */
+static char *controller_names(const char *m)
+{
+	static char buf[4096];
+	const char *p = m ? strstr(m, "\"controllers\": [") : NULL;
+	const char *end = p ? strstr(p, "\n  ]") : NULL;
+
+	buf[0] = '\0';
+	while (p && end && (p = strstr(p, "\"name\":\"")) && p < end) {
+		const char *q = strchr(p + 8, '"');
+
+		if (!q)
+			break;
+		strncat(buf, buf[0] ? " " : "", sizeof(buf) - strlen(buf) - 1);
+		strncat(buf, p + 8, (size_t)(q - p - 8));
+		p = q;
+	}
+	return buf;
+}
+
+static void test_all_modules(void)
+{
+	const char *top = getenv("top_builddir");
+	char dir[] = "/tmp/ap-allmod.XXXXXX", json[300], prog[4096], jarg[400];
+	UMockdevTestbed *tb;
+	GError *error = NULL;
+	struct udev *udev;
+	int pass;
+
+	tb = umockdev_testbed_new();
+	if (!umockdev_testbed_add_from_string(tb, am_tree, &error) || !mkdtemp(dir)) {
+		ok(false, "all-modules tree: %s", error ? error->message : strerror(errno));
+		g_object_unref(tb);
+		return;
+	}
+	udev = udev_new();
+	expect_enum_ex(udev, NULL, true, NULL, am_all);
+	expect_enum_ex(udev, NULL, false, NULL, am_storage);
+	/* below a controller, with all_modules: what it owns, no further */
+	expect_enum_ex(udev, "/devices/pci0000:00/0000:00:14.0", true, NULL, "usb1");
+	expect_enum_ex(udev, "/devices/pci0000:00/0000:00:14.0/usb1", true, NULL, "1-1:1.0 1-2:1.0");
+	expect_enum_ex(udev, "/devices/pci0000:00/0000:00:14.0", false, NULL, "");
+	{
+		struct udev_device *d = udev_device_new_from_syspath(udev,
+								     "/sys/devices/platform/i8042");
+
+		ok(d && ap_classify(d, true, NULL) == AP_KIND_NONE,
+		   "a device without a MODALIAS is no controller, even with all_modules");
+		if (d)
+			udev_device_unref(d);
+	}
+	udev_unref(udev);
+
+	/*
+	 * The program: --all-modules --dry-run lists every one of them as a
+	 * controller in its manifest, with its modalias; --dry-run alone the
+	 * storage controllers.  No links, no probing of anything else.
+	 */
+	snprintf(json, sizeof(json), "%s/am.json", dir);
+	snprintf(jarg, sizeof(jarg), "--json=%s", json);
+	snprintf(prog, sizeof(prog), "%s/src/asyncprobe/asyncprobe", top ? top : ".");
+	for (pass = 0; pass < 2; pass++) {
+		bool all = pass == 0;
+		const char *want = all ? am_all : am_storage;
+		pid_t pid = fork();
+		int status = -1, nomod = 0;
+		char *m, *got;
+		const char *p;
+
+		if (pid == 0) {
+			setenv("ASYNCPROBE_CMDLINE", "/dev/null", 1);
+			unsetenv("ASYNC_CHAOS");
+			execl(prog, prog, "--dry-run", "--no-links", "-q", "--no-progress",
+			      "--device-timeout=5", "--fastboot", jarg, all ? "--all-modules" : NULL,
+			      (char *)NULL);
+			_exit(127);
+		}
+		if (pid < 0 || waitpid(pid, &status, 0) < 0)
+			status = -1;
+		m = stable_manifest(json);
+		got = controller_names(m);
+		ok(WIFEXITED(status) && (WEXITSTATUS(status) == AP_EXIT_OK ||
+					 WEXITSTATUS(status) == AP_EXIT_DEGRADED) &&
+		   m && strcmp(got, want) == 0,
+		   "asyncprobe --dry-run%s: controllers \"%s\", expected \"%s\" (status %d)",
+		   all ? " --all-modules" : "", got, want,
+		   WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		for (p = m ? strstr(m, "\"controllers\": [") : NULL; p && (p = strstr(p, "\"modalias\":"));
+		     p++)
+			nomod += strncmp(p, "\"modalias\":null", 15) == 0;
+		ok(m && nomod == 0, "asyncprobe --dry-run%s: every controller has its modalias",
+		   all ? " --all-modules" : "");
+		if (m && (strcmp(got, want) != 0 || nomod))
+			printf("# %s\n", m);
+		free(m);
+		unlink(json);
+	}
 	rmdir(dir);
 	g_object_unref(tb);
 }
@@ -992,21 +1264,29 @@ int main(int argc, char **argv)
 	udev = udev_new();
 
 	test_compare();
-	expect_enum(udev, NULL, NULL, false,
+	expect_enum(udev, NULL, NULL, NULL,
 		    "0000:00:03.0 virtio2 0000:00:04.0 0000:00:10.0 0000:00:1f.2");
-	expect_enum(udev, NULL, NULL, true,
+	expect_enum(udev, NULL, NULL, "",
 		    "0000:00:03.0 virtio2 0000:00:04.0 0000:00:10.0 0000:00:1f.2 loop0");
-	expect_enum(udev, NULL, "/devices/pci0000:00/0000:00:1f.2", false, "0:0:0:0 1:0:0:0");
-	expect_enum(udev, NULL, "/devices/pci0000:00/0000:00:03.0", false, "virtio2");
-	expect_enum(udev, NULL, "/devices/pci0000:00/0000:00:03.0/virtio2", false,
+	/* --include-loop=NAMES: the named loop devices only */
+	expect_enum(udev, NULL, NULL, "loop0",
+		    "0000:00:03.0 virtio2 0000:00:04.0 0000:00:10.0 0000:00:1f.2 loop0");
+	expect_enum(udev, NULL, NULL, "loop7,loop0",
+		    "0000:00:03.0 virtio2 0000:00:04.0 0000:00:10.0 0000:00:1f.2 loop0");
+	expect_enum(udev, NULL, NULL, "loop1,loop00,loop",
+		    "0000:00:03.0 virtio2 0000:00:04.0 0000:00:10.0 0000:00:1f.2");
+	expect_enum(udev, NULL, "/devices/pci0000:00/0000:00:1f.2", NULL, "0:0:0:0 1:0:0:0");
+	expect_enum(udev, NULL, "/devices/pci0000:00/0000:00:03.0", NULL, "virtio2");
+	expect_enum(udev, NULL, "/devices/pci0000:00/0000:00:03.0/virtio2", NULL,
 		    "2:0:2:0 2:0:10:0 10:0:0:0");
-	expect_enum(udev, NULL, "/devices/pci0000:00/0000:00:04.0", false, "nvme0n2 nvme0n10");
-	expect_enum(udev, NULL, "/devices/pci0000:00/0000:00:10.0", false, "3:0:0:0");
+	expect_enum(udev, NULL, "/devices/pci0000:00/0000:00:04.0", NULL, "nvme0n2 nvme0n10");
+	expect_enum(udev, NULL, "/devices/pci0000:00/0000:00:10.0", NULL, "3:0:0:0");
 	expect_enum(udev, NULL, "/devices/pci0000:00/0000:00:10.0/host3/target3:0:0/3:0:0:0",
-		    false, "");
+		    NULL, "");
 	expect_enum(udev, NULL,
 		    "/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda",
-		    false, "sda1 sda2 sda10");
+		    NULL, "sda1 sda2 sda10");
+	test_loop_list();
 	test_waits(udev, tb);
 	test_monitor(tb);
 	udev_unref(udev);
@@ -1018,6 +1298,7 @@ int main(int argc, char **argv)
 	test_late_disk();
 	test_probe_before_turn();
 	test_multipath_owner();
+	test_all_modules();
 
 	printf("1..%d\n", test_no);
 	return failures ? 1 : 0;

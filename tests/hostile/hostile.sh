@@ -7,7 +7,8 @@
 # and huge partition tables; seeded bit flips); each batch is attached to
 # loop devices (partx -a adds what libblkid parses as partitions, since the
 # host kernel has no partition parsers), then asyncprobe probes and links
-# them into a private --dev-dir.  Run from an ASan+UBSan build this is the
+# them into a private --dev-dir (--include-loop=its own loop devices: the
+# batch's, no other program's).  Run from an ASan+UBSan build this is the
 # sanitizer check as well.  Asserted per batch:
 #   - asyncprobe exits 0 or 1 (no crash, no sanitizer report, no abort);
 #   - its --json manifest is valid JSON and lists every loop device and
@@ -72,9 +73,11 @@ for ((b = 0; b < nbatch; b++)); do
 	done
 	dev="$tmp/dev$b"
 	mkdir -p "$dev"
+	# this batch's loop devices, no other: loop3,loop7,...
+	ours=$(IFS=,; echo "${loops[*]#/dev/}")
 	ASAN_OPTIONS="exitcode=99:detect_leaks=1:abort_on_error=0" \
 	UBSAN_OPTIONS="halt_on_error=1:exitcode=98:print_stacktrace=1" \
-		"$ap" --include-loop --no-modules --no-progress --log-target=stderr \
+		"$ap" --include-loop="$ours" --no-modules --no-progress --log-target=stderr \
 		--dev-dir="$dev" --json="$tmp/m$b.json" >"$tmp/log$b" 2>&1
 	rc=$?
 	first=${images[b*batch]} last=${images[$(( (b + 1) * batch - 1 < nimg - 1 ? (b + 1) * batch - 1 : nimg - 1 ))]}

@@ -61,7 +61,12 @@ struct ap_config {
 	int fastboot;                   /* -1 unset (kernel command line decides), 0, 1 */
 	bool dry_run;
 	bool all_modules;
-	bool include_loop;              /* probe loop devices too (tests) */
+	/*
+	 * --include-loop[=NAMES]: which loop devices are probed (tests, image
+	 * files): NULL none, "" every one, else a comma-separated list of
+	 * loop device names ("loop3,loop7"); see ap_loop_included().
+	 */
+	const char *include_loop;
 	bool no_modules;                /* skip driver loading */
 	bool no_links;                  /* probe, do not create links */
 	unsigned int device_timeout_ms; /* per controller or device wait */

@@ -83,7 +83,55 @@ bool ap_storage_name(const char *sysname)
 	return false;
 }
 
-static enum ap_kind classify_block(struct udev_device *dev, bool include_loop)
+/* "loop" and a number, the @n bytes at @s */
+static bool is_loop_name(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n <= 4 || strncmp(s, "loop", 4) != 0)
+		return false;
+	for (i = 4; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return true;
+}
+
+bool ap_loop_list_valid(const char *list)
+{
+	const char *p = list, *comma;
+
+	if (!list || !*list)
+		return false;
+	for (;;) {
+		comma = strchrnul(p, ',');
+		if (!is_loop_name(p, (size_t)(comma - p)))
+			return false;
+		if (!*comma)
+			return true;
+		p = comma + 1;
+	}
+}
+
+bool ap_loop_included(const char *include_loop, const char *sysname)
+{
+	const char *p, *comma;
+	size_t len;
+
+	if (!include_loop || !sysname)
+		return false;
+	if (!*include_loop)
+		return true;            /* bare --include-loop: every loop device */
+	len = strlen(sysname);
+	for (p = include_loop;; p = comma + 1) {
+		comma = strchrnul(p, ',');
+		if ((size_t)(comma - p) == len && strncmp(p, sysname, len) == 0)
+			return true;
+		if (!*comma)
+			return false;
+	}
+}
+
+static enum ap_kind classify_block(struct udev_device *dev, const char *include_loop)
 {
 	const char *devtype = udev_device_get_devtype(dev);
 	const char *name = udev_device_get_sysname(dev);
@@ -100,7 +148,8 @@ static enum ap_kind classify_block(struct udev_device *dev, bool include_loop)
 		return AP_KIND_PARTITION;
 	if (!ap_streq_ptr(devtype, "disk"))
 		return AP_KIND_NONE;
-	if (ap_startswith(name, "loop") && !include_loop)
+	/* only the loop devices --include-loop names (all with no list) */
+	if (ap_startswith(name, "loop") && !ap_loop_included(include_loop, name))
 		return AP_KIND_NONE;
 	/* NVMe multipath path devices: hidden, no node; the head is the disk. */
 	if (dev_sysattr_ulong(dev, "hidden", 10, 0) == 1)
@@ -157,7 +206,7 @@ const char *ap_device_modalias(struct udev_device *dev)
  * a SCSI device by its name, so that neither classifying a disk's SCSI
  * device nor climbing to it from below waits for its upper driver's probe.
  */
-enum ap_kind ap_classify(struct udev_device *dev, bool all_modules, bool include_loop)
+enum ap_kind ap_classify(struct udev_device *dev, bool all_modules, const char *include_loop)
 {
 	const char *subsystem = udev_device_get_subsystem(dev);
 	const char *sysname, *devtype, *modalias = NULL;

@@ -39,18 +39,37 @@ extern const char *const ap_storage_names[];
 bool ap_storage_name(const char *sysname);
 
 /*
- * Classify @dev.  @all_modules makes every device with a MODALIAS a
- * controller (udev coldplug's behaviour); @include_loop lets loop disks
- * through.  Disks that must never be probed (names outside
- * ap_storage_names, empty removable drives) are AP_KIND_NONE.
+ * Whether the loop device @sysname ("loop3") is one @include_loop (struct
+ * ap_config's, from --include-loop[=NAMES]) lets through: NULL none, ""
+ * every one, else only the names in that comma-separated list.
  */
-enum ap_kind ap_classify(struct udev_device *dev, bool all_modules, bool include_loop);
+bool ap_loop_included(const char *include_loop, const char *sysname);
+
+/*
+ * True when @list is a valid --include-loop= value: one or more loop
+ * device names ("loop" and a number), separated by single commas.
+ */
+bool ap_loop_list_valid(const char *list);
+
+/*
+ * Classify @dev.  @all_modules makes every device with a MODALIAS a
+ * controller (udev coldplug's behaviour); @include_loop (as for
+ * ap_loop_included()) lets loop disks through.  Disks that must never be
+ * probed (names outside ap_storage_names, empty removable drives) are
+ * AP_KIND_NONE.
+ */
+enum ap_kind ap_classify(struct udev_device *dev, bool all_modules, const char *include_loop);
 
 /*
  * The syspath of @syspath's owner: its nearest proper ancestor whose kind
  * is not AP_KIND_NONE; NULL when it has none (or on no memory).  Free it.
+ * An NVMe multipath head (below /sys/devices/virtual/nvme-subsystem) has
+ * no such ancestor: its owner is the first controller, in devpath order
+ * (ap_devpath_compare()), that has a path to it, read from the head's
+ * "multipath" directory; NULL when no controller has one.
  */
-char *ap_owner_path(struct udev *udev, const char *syspath, bool all_modules, bool include_loop);
+char *ap_owner_path(struct udev *udev, const char *syspath, bool all_modules,
+		    const char *include_loop);
 
 /*
  * False when the device at @syspath is AP_KIND_NONE for sure, by its
@@ -104,7 +123,7 @@ void ap_found_list_sort(struct ap_found_list *l);
  * Returns 0 or -errno.
  */
 int ap_enumerate(struct udev *udev, const char *parent_syspath, bool all_modules,
-		 bool include_loop, struct ap_found_list *ret);
+		 const char *include_loop, struct ap_found_list *ret);
 
 /*
  * How many descendants @syspath has in @subsystem, of @devtype (NULL: any)
@@ -123,8 +142,10 @@ bool ap_nvme_ctrl_ready(struct udev *udev, const char *syspath);
 
 /*
  * NVMe native multipath: append to @out the namespace heads (nvme0n1, below
- * /sys/devices/virtual/nvme-subsystem) that have a path through the
- * controller at @ctrl_syspath.  The caller sorts @out.
+ * /sys/devices/virtual/nvme-subsystem) whose owner (ap_owner_path()) is the
+ * controller at @ctrl_syspath: the first controller in devpath order with a
+ * path to the head, so that only one controller ever lists a head, however
+ * the controllers' calls are timed.  The caller sorts @out.
  */
 void ap_enumerate_nvme_heads(struct udev *udev, const char *ctrl_syspath, struct ap_found_list *out);
 

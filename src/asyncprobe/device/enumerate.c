@@ -384,6 +384,67 @@ bool ap_path_may_matter(const char *syspath, bool all_modules)
 	return path_may_matter_at(syspath, all_modules, &scsi_device);
 }
 
+static int link_target(const char *dir, const char *link, char *out, size_t size);
+
+/*
+ * The owner of the NVMe multipath head @head: of the controllers that have
+ * a path to it, the first in devpath order.  Decided from sysfs alone, so
+ * the head goes with the same controller however the controllers' calls
+ * are timed (a later controller that is live first would otherwise list it
+ * first; and the discovery call, finding the head already there, would
+ * take it for a disk without an owner).  The head's "multipath" directory
+ * names its path devices (nvme0c0n1), each a link to the path device and
+ * listed in /sys/class/block; a path device's owner is its controller.
+ * The controllers are judged without all_modules: a storage controller is
+ * one either way.
+ */
+static char *nvme_head_owner(struct udev *udev, const char *head)
+{
+	char dir[PATH_MAX], entry[PATH_MAX], link[PATH_MAX], path[PATH_MAX];
+	char *best = NULL;
+	struct dirent *de;
+	DIR *d;
+
+	if (snprintf(dir, sizeof(dir), "%s/multipath", head) >= (int)sizeof(dir))
+		return NULL;
+	d = opendir(dir);
+	if (!d)
+		return NULL;
+	while ((de = readdir(d))) {
+		const char *base = dir;
+		char *owner;
+		ssize_t k;
+
+		if (de->d_name[0] == '.' ||
+		    snprintf(entry, sizeof(entry), "%s/%s", dir, de->d_name) >= (int)sizeof(entry))
+			continue;
+		k = readlink(entry, link, sizeof(link) - 1);
+		if (k <= 0) {
+			/* not a link (a recorded tree): where the class lists the path device */
+			base = "/sys/class/block";
+			if (snprintf(entry, sizeof(entry), "%s/%s", base, de->d_name) >=
+			    (int)sizeof(entry))
+				continue;
+			k = readlink(entry, link, sizeof(link) - 1);
+			if (k <= 0)
+				continue;
+		}
+		link[k] = '\0';
+		if (link_target(base, link, path, sizeof(path)) < 0 ||
+		    strstr(path, "/nvme-subsystem/"))
+			continue;
+		owner = ap_owner_path(udev, path, false, NULL);
+		if (owner && (!best || ap_devpath_compare(owner, best) < 0)) {
+			free(best);
+			best = owner;
+		} else {
+			free(owner);
+		}
+	}
+	closedir(d);
+	return best;
+}
+
 /*
  * @path's owner: its nearest proper ancestor of interest (device.h).
  * Found by climbing the path rather than with libudev's parents, which
@@ -395,7 +456,8 @@ bool ap_path_may_matter(const char *syspath, bool all_modules)
  * subsystem link and name rule out, and the rest is classified with
  * libudev.
  */
-char *ap_owner_path(struct udev *udev, const char *path, bool all_modules, bool include_loop)
+char *ap_owner_path(struct udev *udev, const char *path, bool all_modules,
+		    const char *include_loop)
 {
 	char p[PATH_MAX];
 	size_t len = strlen(path);
@@ -424,6 +486,9 @@ char *ap_owner_path(struct udev *udev, const char *path, bool all_modules, bool 
 		if (kind != AP_KIND_NONE)
 			return strdup(p);
 	}
+	/* an NVMe multipath head: nothing above it, its controllers own it */
+	if (strstr(path, "/devices/virtual/nvme-subsystem/"))
+		return nvme_head_owner(udev, path);
 	return NULL;
 }
 
@@ -451,7 +516,8 @@ static bool below_scsi_device(const char *path)
 struct enumerate_ctx {
 	struct udev *udev;
 	const char *parent_syspath;
-	bool all_modules, include_loop;
+	bool all_modules;
+	const char *include_loop;
 	struct ap_found_list ctrl, rest;
 };
 
@@ -625,7 +691,7 @@ static int enumerate_listed(struct enumerate_ctx *c, const char *const *subsyste
 }
 
 int ap_enumerate(struct udev *udev, const char *parent_syspath, bool all_modules,
-		 bool include_loop, struct ap_found_list *ret)
+		 const char *include_loop, struct ap_found_list *ret)
 {
 	static const char *const subsystems[] = { "pci", "virtio", "usb", "scsi", "block", "mmc", NULL };
 	const char *const *match = all_modules ? NULL : subsystems;

@@ -118,7 +118,9 @@ bool ap_nvme_ctrl_ready(struct udev *udev, const char *syspath)
  * NVMe native multipath: the namespace's disk (nvme0n1) lives below
  * /sys/devices/virtual/nvme-subsystem, and the controller holds only a
  * hidden path device (nvme0c0n1).  The head lists its paths in its
- * "multipath" directory, a relation libudev does not expose; look for it.
+ * "multipath" directory, a relation libudev does not expose; the head's
+ * owner (ap_owner_path()) is the first controller in devpath order with a
+ * path to it, and only that controller lists it.
  */
 void ap_enumerate_nvme_heads(struct udev *udev, const char *ctrl_syspath, struct ap_found_list *out)
 {
@@ -133,55 +135,39 @@ void ap_enumerate_nvme_heads(struct udev *udev, const char *ctrl_syspath, struct
 		goto out;
 	udev_list_entry_foreach(item, udev_enumerate_get_list_entry(en)) {
 		const char *head = udev_list_entry_get_name(item);
-		struct udev_enumerate *pe;
-		struct udev_device *ctrl;
-		struct udev_list_entry *pi;
+		struct udev_device *hd;
+		struct ap_found *v;
+		char *owner;
 
 		if (!strstr(head, "/nvme-subsystem/"))
 			continue;
-		ctrl = ap_udev_device_new(udev, ctrl_syspath);
-		pe = udev_enumerate_new(udev);
-		if (!ctrl || !pe) {
-			if (ctrl)
-				udev_device_unref(ctrl);
-			if (pe)
-				udev_enumerate_unref(pe);
+		owner = ap_owner_path(udev, head, false, NULL);
+		if (!owner || strcmp(owner, ctrl_syspath) != 0) {
+			free(owner);
 			continue;
 		}
-		udev_enumerate_add_match_parent(pe, ctrl);
-		udev_enumerate_add_match_subsystem(pe, "block");
-		if (udev_enumerate_scan_devices(pe) >= 0)
-			udev_list_entry_foreach(pi, udev_enumerate_get_list_entry(pe)) {
-				const char *p = udev_list_entry_get_name(pi), *base = strrchr(p, '/');
-				char link[PATH_MAX];
-
-				if (!base)
-					continue;
-				snprintf(link, sizeof(link), "%s/multipath/%s", head, base + 1);
-				if (access(link, F_OK) == 0) {
-					struct udev_device *hd = ap_udev_device_new(udev, head);
-
-					if (hd && ap_classify(hd, false, false) == AP_KIND_DISK) {
-						struct ap_found *v = realloc(out->v, (out->n + 1) * sizeof(*v));
-
-						if (v) {
-							out->v = v;
-							memset(&v[out->n], 0, sizeof(v[0]));
-							v[out->n].syspath = strdup(head);
-							v[out->n].devpath = strdup(udev_device_get_devpath(hd));
-							v[out->n].kind = AP_KIND_DISK;
-							if (v[out->n].syspath && v[out->n].devpath)
-								out->n++;
-							out->allocated = out->n;
-						}
-					}
-					if (hd)
-						udev_device_unref(hd);
-					break;
+		free(owner);
+		hd = ap_udev_device_new(udev, head);
+		if (!hd)
+			continue;
+		if (ap_classify(hd, false, NULL) == AP_KIND_DISK) {
+			v = realloc(out->v, (out->n + 1) * sizeof(*v));
+			if (v) {
+				out->v = v;
+				memset(&v[out->n], 0, sizeof(v[0]));
+				v[out->n].syspath = strdup(head);
+				v[out->n].devpath = strdup(udev_device_get_devpath(hd));
+				v[out->n].kind = AP_KIND_DISK;
+				if (v[out->n].syspath && v[out->n].devpath)
+					out->n++;
+				else {
+					free(v[out->n].syspath);
+					free(v[out->n].devpath);
 				}
+				out->allocated = out->n;
 			}
-		udev_enumerate_unref(pe);
-		udev_device_unref(ctrl);
+		}
+		udev_device_unref(hd);
 	}
 out:
 	udev_enumerate_unref(en);

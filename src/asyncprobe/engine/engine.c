@@ -38,10 +38,13 @@
  *   2. is ready (call_ready()): under the engine lock, unless it was
  *      abandoned, its children are registered and put into the order
  *      right after it, in sorted order, and are spawned at once, whatever
- *      their place.  A device two parents list (an NVMe multipath head
- *      behind two controllers) goes with the first in the order: when the
- *      later one registered it first, it moves, with its subtree, below
- *      the earlier one (eng_order_adopt_locked());
+ *      their place.  An NVMe multipath head behind two controllers is
+ *      listed by one of them only, decided from sysfs (ap_owner_path():
+ *      the first in devpath order with a path to it), not by which call
+ *      enumerates first; should two parents list one device all the same
+ *      (its paths changed during the run), it goes with the first in the
+ *      order: when the later one registered it first, it moves, with its
+ *      subtree, below the earlier one (eng_order_adopt_locked());
  *   3. is published at its turn (eng_order_pump()), and sealed.
  *
  * The order is a doubly-linked list of nodes.  A node is sealed when it
