@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Interrupted runs on loop devices.  One GPT image (ext4 and vfat
 # partitions) on a loop device; a reference run of
-# `asyncprobe --fastboot --include-loop --no-modules --dev-dir=TMP` gives
+# `asyncprobe --fastboot --include-loop=LOOP --no-modules --dev-dir=TMP` gives
 # the link tree.  Then:
 #  - KILLS runs under ASYNC_CHAOS are killed with SIGKILL at random moments
 #    into one --dev-dir, then one undisturbed rerun: the tree must equal
@@ -62,7 +62,7 @@ run() {
 	shift
 	mkdir -p "$dir"
 	rm -f "$dir.json"
-	env -u ASYNC_CHAOS ASYNCPROBE_CMDLINE=/dev/null "$@" "$prog" --include-loop --no-modules \
+	env -u ASYNC_CHAOS ASYNCPROBE_CMDLINE=/dev/null "$@" "$prog" --include-loop="$name" --no-modules \
 		--no-progress --fastboot --dev-dir="$dir" --json="$dir.json" 2>>"$work/log" &
 	pid=$!
 }
