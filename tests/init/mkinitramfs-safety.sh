@@ -28,7 +28,6 @@ lt=$top_builddir/libtool
 : "${ASYNCPROBE_NOCRYPTO=$top_builddir/src/initramfs/nocrypto/.libs/libcrypto.so.3}"
 export ASYNCPROBE_NOCRYPTO
 
-echo "1..16"
 n=0
 ok() { n=$((n + 1)); if [ "$1" -eq 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi; }
 skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
@@ -266,11 +265,13 @@ for f in "${inst_files[@]}"; do
 	[ -n "$why" ] || [ ! -e "$f" ] || why="$f exists: asyncprobe is installed in /usr/local already"
 done
 [ -n "$why" ] || [ -n "$kver" ] || why="no kernel module tree"
+# It builds a tree of its own: once, in the default build, is enough.
+[ -n "$why" ] || ! ldd "${top_builddir:-.}/src/asyncprobe/asyncprobe" 2>/dev/null | grep -q 'lib[at]san' ||
+	why="the build under test uses a sanitizer; the install builds its own tree and runs in the default build"
 [ -n "$why" ] || command -v make >/dev/null || why="make is not installed"
 [ -n "$why" ] || command -v zstd >/dev/null || why="zstd is not installed"
 if [ -n "$why" ]; then
-	skip "default-prefix install makes an image" "$why"
-	skip "make uninstall leaves /usr/local as it was" "$why"
+	skip "default-prefix install makes an image, make uninstall leaves /usr/local as it was" "$why"
 else
 	b=$work/inst
 	mkdir -p "$b/build" "$b/elsewhere"
@@ -335,4 +336,5 @@ else
 	[ $rc -eq 0 ] && [ -z "$changed" ]
 	ok $? "make uninstall (and the directories make install made removed) leaves /usr/local as it was"
 fi
+echo "1..$n"
 exit 0
