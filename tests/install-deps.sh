@@ -29,6 +29,9 @@ pkgs=(
 	shellcheck
 	# manual pages format without warnings (tests/man/manpages.sh)
 	groff-base
+	# the Debian packages (tests/deb/build-deb.sh: dpkg-buildpackage, lintian;
+	# GRUB's tools go into its chroot, not onto this host)
+	debhelper lintian
 	# line coverage of the unit tests (tests/coverage.sh)
 	gcovr
 )
