@@ -36,6 +36,10 @@ files=(
 	/usr/share/man/man7/asyncprobe-cmdline.7
 	/usr/include/async.h
 	/usr/lib/asyncprobe/libcrypto.so.3
+	/etc/kernel/postinst.d/zz-asyncprobe
+	/etc/kernel/postrm.d/zz-asyncprobe
+	/etc/grub.d/09_asyncprobe
+	/etc/default/asyncprobe
 )
 for f in "${files[@]}"; do
 	[ ! -e "$f" ] || vm_skip_all "$f exists: asyncprobe is installed on this machine already"
@@ -48,7 +52,8 @@ installed=0
 # Directories make install may create: removed again when empty.
 newdirs=()
 for d in /usr/lib/asyncprobe /usr/lib/dracut/modules.d/90asyncprobe /usr/lib/dracut/modules.d /usr/lib/dracut \
-	/usr/share/initramfs-tools/scripts/init-top /usr/share/initramfs-tools/hooks; do
+	/usr/share/initramfs-tools/scripts/init-top /usr/share/initramfs-tools/hooks \
+	/etc/kernel/postinst.d /etc/kernel/postrm.d /etc/kernel /etc/grub.d /etc/default; do
 	[ -d "$d" ] || newdirs+=("$d")
 done
 cleanup() {
