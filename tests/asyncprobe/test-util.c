@@ -164,6 +164,37 @@ static void test_out_files(void **state)
 	assert_int_equal(ap_out_close(f), -ENOSPC);
 }
 
+/* ap_escape(): the three renderings the log, the link registry and the
+ * claims rules use, cut short only between whole escapes. */
+static void test_escape(void **state)
+{
+	char buf[64], small[12];
+	char *mem = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	assert_string_equal(ap_escape("a\tb\x7f\xc3\xa9 c\\", buf, sizeof(buf), AP_ESCAPE_CONTROLS),
+			    "a\\x09b\\x7f\xc3\xa9 c\\");
+	assert_string_equal(ap_escape("a b\xc3\xa9\\", buf, sizeof(buf), AP_ESCAPE_UDEV),
+			    "a\\x20b\\xc3\\xa9\\x5c");
+	assert_string_equal(ap_escape("a\\b", buf, sizeof(buf), AP_ESCAPE_UDEV), "a\\b");
+	/* 12 bytes: a byte goes in while 5 are left (an escape and the NUL), then "..." */
+	assert_string_equal(ap_escape("abcdefghijkl", small, sizeof(small), AP_ESCAPE_ELLIPSIS),
+			    "abcdefg...");
+	assert_string_equal(ap_escape("abcdefghijkl", small, sizeof(small), AP_ESCAPE_CONTROLS),
+			    "abcdefg");
+	/* an escape is written whole or not at all; no "..." where it has no room */
+	assert_string_equal(ap_escape("abcdef\x01zzz", small, sizeof(small), AP_ESCAPE_ELLIPSIS),
+			    "abcdef\\x01");
+	f = open_memstream(&mem, &len);
+	assert_non_null(f);
+	ap_escape_file(f, "x y\\", AP_ESCAPE_UDEV);
+	fclose(f);
+	assert_string_equal(mem, "x\\x20y\\x5c");
+	free(mem);
+}
+
 static void test_log_target(void **state)
 {
 	(void)state;
@@ -184,6 +215,7 @@ int main(void)
 		cmocka_unit_test(test_peak_rss),
 		cmocka_unit_test(test_out_files),
 		cmocka_unit_test(test_log_target),
+		cmocka_unit_test(test_escape),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
