@@ -13,13 +13,15 @@
 # command line), with its ratio to the same pair's stock boot.  On a
 # shared host the kernel's own start (to "Run /init") varies by seconds,
 # so each boot's initramfs phase, from "Run /init" to the root's systemd,
-# is given as well, with the hook's ratio of it.  From the hook boot's
-# console it also reports where asyncprobe ran in initramfs-tools' order:
-# whether its summary line came before udev started (its init-top script
-# runs before init-top's udev script, which then triggers and settles with
-# the storage drivers loaded and the links made), the last kernel time
-# before "Starting systemd-udevd", and asyncprobe's own run time from its
-# summary line.  One JSON object per line, then a table.
+# is given as well, with the hook's ratio of it.  From the hook boot it
+# also reports what the hook's init-top/udev decided (hook_udevd: "skipped"
+# when it started no udevd in the initramfs, the fast path this plain root
+# should take, "started" when it ran udev's script; from
+# /run/asyncprobe/initramfs-udev), whether asyncprobe's summary line came
+# before any udevd started, the last kernel time before "Starting
+# systemd-udevd" (the real system's, on the fast path), and asyncprobe's
+# own run time from its summary line.  One JSON object per line, then a
+# table.
 #
 # Root only.  Environment: BENCH_PAIRS (2), BENCH_OUT (where the JSON lines
 # go besides stdout).
@@ -76,6 +78,10 @@ for ((i = 1; i <= pairs; i++)); do
 	before=false
 	awk '/asyncprobe: [0-9]+ controllers/ { a = NR } /Starting systemd-udevd/ && !u { u = NR }
 		END { exit !(a && u && a < u) }' "$log" && before=true
+	hook_udevd=null
+	if vm_extract "$log" initramfs-udev "$log.udev"; then
+		hook_udevd="\"$(sed -n '1s/:.*//p' "$log.udev")\""
+	fi
 	apms=$(sed -n 's/.*asyncprobe: [0-9]* controllers, .* links, .*, \([0-9.]*\) ms (.*/\1/p' "$log" | head -1)
 	# asyncprobe's own image, same system and disks, "fastboot" as
 	# time-to-root.sh gives it (the hook's script passes --fastboot)
@@ -86,7 +92,7 @@ for ((i = 1; i <= pairs; i++)); do
 	[ "$ro" = null ] || own_ratios+=("$ro")
 	ri=$(bench_ratio "$(since "$hi" "$h")" "$(since "$si" "$s")")
 	[ "$ri" = null ] || init_ratios+=("$ri")
-	bench_json "{\"bench\":\"debian-itools\",\"pair\":$i,\"stock_s\":$s,\"hook_s\":$h,\"ratio\":$r,\"own_s\":$o,\"own_ratio\":$ro,\"stock_initramfs_s\":$(since "$si" "$s"),\"hook_initramfs_s\":$(since "$hi" "$h"),\"initramfs_ratio\":$ri,\"own_initramfs_s\":$(since "$oi" "$o"),\"hook_run_init_s\":$hi,\"asyncprobe_before_udev\":$before,\"udev_start_after_s\":$udevstart,\"asyncprobe_ms\":${apms:-null}}"
+	bench_json "{\"bench\":\"debian-itools\",\"pair\":$i,\"stock_s\":$s,\"hook_s\":$h,\"ratio\":$r,\"own_s\":$o,\"own_ratio\":$ro,\"stock_initramfs_s\":$(since "$si" "$s"),\"hook_initramfs_s\":$(since "$hi" "$h"),\"initramfs_ratio\":$ri,\"own_initramfs_s\":$(since "$oi" "$o"),\"hook_run_init_s\":$hi,\"hook_udevd\":$hook_udevd,\"asyncprobe_before_udev\":$before,\"udev_start_after_s\":$udevstart,\"asyncprobe_ms\":${apms:-null}}"
 done
 med=$(bench_median "${ratios[@]}")
 omed=$(bench_median "${own_ratios[@]}")
