@@ -150,7 +150,9 @@ udevd_in_initramfs() {
 declare -A ttr
 for b in "${boots[@]}"; do
 	log=$VM_OUT/debian-$b.log
-	vm_debian_boot "debian-$b" "$work/boot/initrd-$b.img" "root=UUID=$VM_DEBIAN_UUID ro" 900
+	# aptest.dump: /run/asyncprobe's files in the log (the manifest for the
+	# contested link, the hook's decision about udevd)
+	vm_debian_boot "debian-$b" "$work/boot/initrd-$b.img" "root=UUID=$VM_DEBIAN_UUID ro aptest.dump" 900
 
 	# the real system: systemd as PID 1, on the fixture's root, reached
 	# multi-user.target
