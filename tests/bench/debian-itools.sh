@@ -16,8 +16,8 @@
 # is given as well, with the hook's ratio of it.  From the hook boot it
 # also reports what the hook's init-top/udev decided (hook_udevd: "skipped"
 # when it started no udevd in the initramfs, the fast path this plain root
-# should take, "started" when it ran udev's script; from its line on the
-# console), whether asyncprobe's summary line came
+# should take, "started" when it ran udev's script; from its line in the
+# kernel log), whether asyncprobe's summary line came
 # before any udevd started, the last kernel time before "Starting
 # systemd-udevd" (the real system's, on the fast path), and asyncprobe's
 # own run time from its summary line.  One JSON object per line, then a
@@ -86,11 +86,11 @@ for ((i = 1; i <= pairs; i++)); do
 	before=false
 	awk '/asyncprobe: [0-9]+ controllers/ { a = NR } /Starting systemd-udevd/ && !u { u = NR }
 		END { exit !(a && u && a < u) }' "$log" && before=true
-	# its console line (the file's contents are not dumped: no aptest.dump)
+	# its line in the kernel log (the file's contents are not dumped: no aptest.dump)
 	hook_udevd=null
-	if grep -q '^asyncprobe: root .* found; udevd not started in the initramfs' "$log"; then
+	if grep -q 'asyncprobe: root .* found; udevd not started in the initramfs' "$log"; then
 		hook_udevd='"skipped"'
-	elif grep -q '^asyncprobe: starting udev in the initramfs' "$log"; then
+	elif grep -q 'asyncprobe: starting udev in the initramfs' "$log"; then
 		hook_udevd='"started"'
 	fi
 	apms=$(sed -n 's/.*asyncprobe: [0-9]* controllers, .* links, .*, \([0-9.]*\) ms (.*/\1/p' "$log" | head -1)
