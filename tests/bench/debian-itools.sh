@@ -84,7 +84,7 @@ for ((i = 1; i <= pairs; i++)); do
 	hi=$(ts_first "$log" 'Run /init as init process')
 	udevstart=$(ts_before "$log" 'Starting systemd-udevd')
 	before=false
-	awk '/asyncprobe: [0-9]+ controllers/ { a = NR } /Starting systemd-udevd/ && !u { u = NR }
+	awk '/asyncprobe(\[[0-9]+\])?: [0-9]+ controllers/ && !a { a = NR } /Starting systemd-udevd/ && !u { u = NR }
 		END { exit !(a && u && a < u) }' "$log" && before=true
 	# its line in the kernel log (the file's contents are not dumped: no aptest.dump)
 	hook_udevd=null
@@ -93,7 +93,7 @@ for ((i = 1; i <= pairs; i++)); do
 	elif grep -q 'asyncprobe: starting udev in the initramfs' "$log"; then
 		hook_udevd='"started"'
 	fi
-	apms=$(sed -n 's/.*asyncprobe: [0-9]* controllers, .* links, .*, \([0-9.]*\) ms (.*/\1/p' "$log" | head -1)
+	apms=$(sed -n 's/.*asyncprobe\(\[[0-9]*\]\)\{0,1\}: [0-9]* controllers, .* links, .*, \([0-9.]*\) ms (.*/\2/p' "$log" | head -1)
 	# asyncprobe's own image, same system and disks, "fastboot" as
 	# time-to-root.sh gives it (the hook's script passes --fastboot)
 	o=null oi=null
