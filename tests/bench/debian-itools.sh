@@ -13,16 +13,23 @@
 # command line), with its ratio to the same pair's stock boot.  On a
 # shared host the kernel's own start (to "Run /init") varies by seconds,
 # so each boot's initramfs phase, from "Run /init" to the root's systemd,
-# is given as well, with the hook's ratio of it.  From the hook boot's
-# console it also reports where asyncprobe ran in initramfs-tools' order:
-# whether its summary line came before udev started (its init-top script
-# runs before init-top's udev script, which then triggers and settles with
-# the storage drivers loaded and the links made), the last kernel time
-# before "Starting systemd-udevd", and asyncprobe's own run time from its
-# summary line.  One JSON object per line, then a table.
+# is given as well, with the hook's ratio of it.  From the hook boot it
+# also reports what the hook's init-top/udev decided (hook_udevd: "skipped"
+# when it started no udevd in the initramfs, the fast path this plain root
+# should take, "started" when it ran udev's script; from its line in the
+# kernel log), whether asyncprobe's summary line came
+# before any udevd started, the last kernel time before "Starting
+# systemd-udevd" (the real system's, on the fast path), and asyncprobe's
+# own run time from its summary line.  One JSON object per line, then a
+# table.
 #
-# Root only.  Environment: BENCH_PAIRS (2), BENCH_OUT (where the JSON lines
-# go besides stdout).
+# The two boots of a pair run in alternating order (stock first in odd
+# pairs, the hook first in even ones), so neither always boots into a
+# host the other has just warmed or loaded.
+#
+# Root only.  Environment: BENCH_PAIRS (2), BENCH_OWN (1; 0 leaves out the
+# boots of asyncprobe's own image), BENCH_OUT (where the JSON lines go
+# besides stdout).
 . "$top_srcdir/tests/vm/lib.sh"
 . "$top_srcdir/tests/vm/debian-fixture.sh"
 . "$top_srcdir/tests/bench/lib.sh"
@@ -63,10 +70,13 @@ ratios=()
 own_ratios=()
 init_ratios=()
 for ((i = 1; i <= pairs; i++)); do
+	first=stock
+	[ $((i % 2)) -eq 1 ] || first=hook
+	[ "$first" = stock ] || vm_debian_boot "itools-hook-$i" "$work/boot/initrd-hook.img" "$cmdline" 900
 	vm_debian_boot "itools-stock-$i" "$work/boot/initrd-stock.img" "$cmdline" 900
 	s=$(vm_debian_time_to_root "$VM_OUT/itools-stock-$i.log") || s=null
 	si=$(ts_first "$VM_OUT/itools-stock-$i.log" 'Run /init as init process')
-	vm_debian_boot "itools-hook-$i" "$work/boot/initrd-hook.img" "$cmdline" 900
+	[ "$first" = hook ] || vm_debian_boot "itools-hook-$i" "$work/boot/initrd-hook.img" "$cmdline" 900
 	log=$VM_OUT/itools-hook-$i.log
 	h=$(vm_debian_time_to_root "$log") || h=null
 	r=$(bench_ratio "$h" "$s")
@@ -74,19 +84,29 @@ for ((i = 1; i <= pairs; i++)); do
 	hi=$(ts_first "$log" 'Run /init as init process')
 	udevstart=$(ts_before "$log" 'Starting systemd-udevd')
 	before=false
-	awk '/asyncprobe: [0-9]+ controllers/ { a = NR } /Starting systemd-udevd/ && !u { u = NR }
+	awk '/asyncprobe(\[[0-9]+\])?: [0-9]+ controllers/ && !a { a = NR } /Starting systemd-udevd/ && !u { u = NR }
 		END { exit !(a && u && a < u) }' "$log" && before=true
-	apms=$(sed -n 's/.*asyncprobe: [0-9]* controllers, .* links, .*, \([0-9.]*\) ms (.*/\1/p' "$log" | head -1)
+	# its line in the kernel log (the file's contents are not dumped: no aptest.dump)
+	hook_udevd=null
+	if grep -q 'asyncprobe: root .* found; udevd not started in the initramfs' "$log"; then
+		hook_udevd='"skipped"'
+	elif grep -q 'asyncprobe: starting udev in the initramfs' "$log"; then
+		hook_udevd='"started"'
+	fi
+	apms=$(sed -n 's/.*asyncprobe\(\[[0-9]*\]\)\{0,1\}: [0-9]* controllers, .* links, .*, \([0-9.]*\) ms (.*/\2/p' "$log" | head -1)
 	# asyncprobe's own image, same system and disks, "fastboot" as
 	# time-to-root.sh gives it (the hook's script passes --fastboot)
-	vm_debian_boot "itools-own-$i" "$work/boot/initrd-own.img" "$cmdline fastboot" 900
-	o=$(vm_debian_time_to_root "$VM_OUT/itools-own-$i.log") || o=null
-	oi=$(ts_first "$VM_OUT/itools-own-$i.log" 'Run /init as init process')
+	o=null oi=null
+	if [ "${BENCH_OWN:-1}" != 0 ]; then
+		vm_debian_boot "itools-own-$i" "$work/boot/initrd-own.img" "$cmdline fastboot" 900
+		o=$(vm_debian_time_to_root "$VM_OUT/itools-own-$i.log") || o=null
+		oi=$(ts_first "$VM_OUT/itools-own-$i.log" 'Run /init as init process')
+	fi
 	ro=$(bench_ratio "$o" "$s")
 	[ "$ro" = null ] || own_ratios+=("$ro")
 	ri=$(bench_ratio "$(since "$hi" "$h")" "$(since "$si" "$s")")
 	[ "$ri" = null ] || init_ratios+=("$ri")
-	bench_json "{\"bench\":\"debian-itools\",\"pair\":$i,\"stock_s\":$s,\"hook_s\":$h,\"ratio\":$r,\"own_s\":$o,\"own_ratio\":$ro,\"stock_initramfs_s\":$(since "$si" "$s"),\"hook_initramfs_s\":$(since "$hi" "$h"),\"initramfs_ratio\":$ri,\"own_initramfs_s\":$(since "$oi" "$o"),\"hook_run_init_s\":$hi,\"asyncprobe_before_udev\":$before,\"udev_start_after_s\":$udevstart,\"asyncprobe_ms\":${apms:-null}}"
+	bench_json "{\"bench\":\"debian-itools\",\"pair\":$i,\"first\":\"$first\",\"stock_s\":$s,\"hook_s\":$h,\"ratio\":$r,\"own_s\":$o,\"own_ratio\":$ro,\"stock_initramfs_s\":$(since "$si" "$s"),\"hook_initramfs_s\":$(since "$hi" "$h"),\"initramfs_ratio\":$ri,\"own_initramfs_s\":$(since "$oi" "$o"),\"hook_run_init_s\":$hi,\"hook_udevd\":$hook_udevd,\"asyncprobe_before_udev\":$before,\"udev_start_after_s\":$udevstart,\"asyncprobe_ms\":${apms:-null}}"
 done
 med=$(bench_median "${ratios[@]}")
 omed=$(bench_median "${own_ratios[@]}")

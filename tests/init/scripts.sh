@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The dracut module and the initramfs-tools hook parse (sh -n / bash -n),
+# The dracut module and the initramfs-tools hook and scripts parse (sh -n / bash -n),
 # have their paths substituted, and pass shellcheck where it is installed.
 # With asyncprobe.enable=0 on the kernel command line the init-top script
 # and dracut's pre-trigger hook do nothing and warn of nothing.
@@ -12,7 +12,10 @@ set -- \
 	"src/initramfs/dracut/90asyncprobe/module-setup.sh bash built" \
 	"src/initramfs/dracut/90asyncprobe/asyncprobe-pretrigger.sh sh built" \
 	"src/initramfs/initramfs-tools/hooks/asyncprobe sh built" \
-	"src/initramfs/initramfs-tools/scripts/init-top/asyncprobe sh source"
+	"src/initramfs/initramfs-tools/scripts/init-top/asyncprobe sh source" \
+	"src/initramfs/initramfs-tools/scripts/panic/asyncprobe sh source" \
+	"src/initramfs/initramfs-tools/udev/udev-init-top sh source" \
+	"src/initramfs/initramfs-tools/udev/udev-init-bottom sh source"
 
 echo "1..$(($# * 3 + 2))"
 n=0

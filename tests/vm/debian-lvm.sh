@@ -19,9 +19,13 @@
 # volume group (bookworm's lvm2 has no initramfs script: its hook copies
 # lvm and its udev rules, and 69-lvm.rules runs "vgchange -aay" when udev
 # sees the physical volume; initramfs-tools then finds the mapper device).
-# Every link asyncprobe made for the physical volume's partition is one the
-# running system's udev makes too; udev's one more there is lvm2's
-# by-id/lvm-pv-uuid-.
+# Every link asyncprobe made for the physical volume's partition is one
+# the running system's udev makes too; udev's one more there is lvm2's
+# by-id/lvm-pv-uuid-.  This is the hook's fallback: its init-top/udev,
+# which leaves udevd out only for a plain root asyncprobe found, must
+# have run udev's script (its decision in /run/asyncprobe/initramfs-udev
+# says "started" and why; udevd's line on the console before the real
+# system's systemd).
 #
 # The volume group is written on the host through a loop device by the
 # lvm2 of the copy (chroot) with activation off (no device-mapper on the
@@ -81,7 +85,7 @@ command -v debootstrap >/dev/null || vm_bail "debootstrap is not installed (test
 command -v losetup >/dev/null || vm_bail "losetup is not installed (tests/install-deps.sh)"
 vm_lvm_fixture || vm_bail "the lvm2 system could not be built"
 kver=$VM_DEBIAN_KVER
-vm_plan 8
+vm_plan 9
 vm_note "lvm2 system $VM_DEBIAN_LVM: kernel $kver"
 
 # A volume group name of this run only: a host whose own lvm2 sees the
@@ -301,5 +305,15 @@ else
 	bad=1
 fi
 vm_ok $bad "asyncprobe's links of the physical volume ($pvname) are udev's, but for lvm2's by-id/lvm-pv-uuid-"
+# the hook's fallback: udev's init-top script ran, because of the root
+decision=
+vm_extract "$log" initramfs-udev "$VM_OUT/debian-lvm.udev" && decision=$(head -1 "$VM_OUT/debian-lvm.udev")
+case $decision in
+"started: root=/dev/mapper/$mapper "*) rc=0 ;;
+*) rc=1 ;;
+esac
+vm_after_init "$log" | awk '/systemd\[1\]|Welcome to/ { exit } /systemd-udevd/ { f = 1 } END { exit !f }' || rc=1
+[ $rc -eq 0 ] || vm_after_init "$log" | grep -m3 'systemd-udevd\|asyncprobe: ' | vm_diag
+vm_ok $rc "the hook's init-top/udev started udevd in the initramfs for the LVM root (/run/asyncprobe/initramfs-udev: ${decision:-missing})"
 echo "# time to the root's systemd (one TCG boot): $(vm_debian_time_to_root "$log" || echo -) s"
 exit 0

@@ -28,6 +28,9 @@ files=(
 	/usr/sbin/asyncprobe-mkinitramfs
 	/usr/share/initramfs-tools/hooks/asyncprobe
 	/usr/share/initramfs-tools/scripts/init-top/asyncprobe
+	/usr/share/initramfs-tools/scripts/panic/asyncprobe
+	/usr/share/asyncprobe/initramfs-tools/udev-init-top
+	/usr/share/asyncprobe/initramfs-tools/udev-init-bottom
 	/usr/lib/dracut/modules.d/90asyncprobe/module-setup.sh
 	/usr/lib/dracut/modules.d/90asyncprobe/asyncprobe-pretrigger.sh
 	"$unitdir/asyncprobe.service"
@@ -52,7 +55,8 @@ installed=0
 # Directories make install may create: removed again when empty.
 newdirs=()
 for d in /usr/lib/asyncprobe /usr/lib/dracut/modules.d/90asyncprobe /usr/lib/dracut/modules.d /usr/lib/dracut \
-	/usr/share/initramfs-tools/scripts/init-top /usr/share/initramfs-tools/hooks \
+	/usr/share/initramfs-tools/scripts/init-top /usr/share/initramfs-tools/scripts/panic \
+	/usr/share/initramfs-tools/hooks /usr/share/asyncprobe/initramfs-tools /usr/share/asyncprobe \
 	/etc/kernel/postinst.d /etc/kernel/postrm.d /etc/kernel /etc/grub.d /etc/default; do
 	[ -d "$d" ] || newdirs+=("$d")
 done
